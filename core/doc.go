@@ -1,0 +1,11 @@
+// Package core is the agent runtime. Front ends submit Ops and read Events;
+// the core streams from the model, runs tools, asks for approvals through
+// events, and records every history item through a Sink.
+//
+// Two rivers flow through it in opposite directions. Submissions (Op) come
+// in through a bounded queue and are answered at once on their own one-shot
+// channel; events (Event) go out through a stream that never blocks the core
+// and never drops. The core knows nothing of JSON-RPC: the app-server layer
+// (package server, through package projection) turns events into the public
+// protocol.
+package core

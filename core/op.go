@@ -1,0 +1,201 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+// Submission is one request to the core. Its ID is a UUIDv7; a turn's id is
+// the id of the submission that started it.
+type Submission struct {
+	ID    string
+	Op    Op
+	Trace *TraceContext
+}
+
+// TraceContext is an optional W3C trace context carried with a submission.
+type TraceContext struct {
+	Traceparent string
+	Tracestate  string
+}
+
+// Op is something a front end asks the core to do. The set is closed.
+type Op interface{ op() }
+
+// TurnOverrides change the turn context. Nil fields leave the setting as it
+// is. OutputSchema applies to one turn only; the others persist for later
+// turns.
+type TurnOverrides struct {
+	Cwd            *string
+	Model          *string
+	Effort         *string
+	Summary        *string
+	ApprovalPolicy *policy.ApprovalPolicy
+	Sandbox        *policy.SandboxPolicy
+	OutputSchema   json.RawMessage
+}
+
+// OpUserInput starts a turn with the input, or, when a turn is running,
+// steers the input into it (as the reference's turn/start does).
+type OpUserInput struct {
+	Input           []UserInput
+	Overrides       TurnOverrides
+	ClientMessageID string
+}
+
+// OpSteer adds input to the running turn. ExpectedTurnID, when set, must be
+// the running turn's id.
+type OpSteer struct {
+	Input           []UserInput
+	ExpectedTurnID  string
+	ClientMessageID string
+}
+
+// OpInterrupt stops the running turn. TurnID, when set, must match it.
+type OpInterrupt struct {
+	TurnID string
+}
+
+// DecisionKind is the user's answer to an approval request.
+type DecisionKind string
+
+const (
+	DecisionAccept           DecisionKind = "accept"
+	DecisionAcceptForSession DecisionKind = "acceptForSession"
+	// DecisionAcceptWithAmendment accepts and allows the command prefix
+	// in ExecPolicyAmendment for the rest of the thread.
+	DecisionAcceptWithAmendment DecisionKind = "acceptWithExecpolicyAmendment"
+	// DecisionDecline declines the item; the model is told and the turn
+	// goes on.
+	DecisionDecline DecisionKind = "decline"
+	// DecisionCancel declines the item and interrupts the turn.
+	DecisionCancel DecisionKind = "cancel"
+	// DecisionFailed records that the client answered with an error: the
+	// item fails and the turn goes on.
+	DecisionFailed DecisionKind = "failed"
+)
+
+// Decision is an answer to an approval request.
+type Decision struct {
+	Kind                DecisionKind
+	ExecPolicyAmendment []string
+	// Message explains a DecisionFailed.
+	Message string
+}
+
+// OpExecApproval answers an ExecApprovalRequest.
+type OpExecApproval struct {
+	CallID   string
+	Decision Decision
+}
+
+// OpPatchApproval answers a PatchApprovalRequest.
+type OpPatchApproval struct {
+	CallID   string
+	Decision Decision
+}
+
+// OpUserInputAnswer answers a UserInputRequest: question id → answers.
+// Err, when set, records that the client failed the request.
+type OpUserInputAnswer struct {
+	CallID  string
+	Answers map[string][]string
+	Err     string
+}
+
+// OpDynamicToolResponse answers a DynamicToolCallRequest. Err, when set,
+// records that the client failed the request.
+type OpDynamicToolResponse struct {
+	CallID       string
+	ContentItems []DynamicContentItem
+	Success      bool
+	Err          string
+}
+
+// OpOverrideTurnContext changes the settings of later turns without
+// starting one.
+type OpOverrideTurnContext struct {
+	Overrides TurnOverrides
+}
+
+// OpCompact summarises the history into a compaction item, as a turn.
+type OpCompact struct{}
+
+// OpShellCommand runs the user's own command, unsandboxed, as a standalone
+// turn, or as an item of the running turn.
+type OpShellCommand struct {
+	Command string
+	Timeout time.Duration
+}
+
+// OpInjectItems appends raw history items for the next model request.
+type OpInjectItems struct {
+	Items []model.ResponseItem
+}
+
+// OpRollback drops the last NumTurns turns from the model context.
+type OpRollback struct {
+	NumTurns int
+}
+
+// OpShutdown ends the session: the running turn is aborted, the sink is
+// flushed, and ShutdownComplete is the last event.
+type OpShutdown struct{}
+
+func (OpUserInput) op()           {}
+func (OpSteer) op()               {}
+func (OpInterrupt) op()           {}
+func (OpExecApproval) op()        {}
+func (OpPatchApproval) op()       {}
+func (OpUserInputAnswer) op()     {}
+func (OpDynamicToolResponse) op() {}
+func (OpOverrideTurnContext) op() {}
+func (OpCompact) op()             {}
+func (OpShellCommand) op()        {}
+func (OpInjectItems) op()         {}
+func (OpRollback) op()            {}
+func (OpShutdown) op()            {}
+
+// AckOutcome says what became of a submission.
+type AckOutcome uint8
+
+const (
+	// AckStarted: a new turn started; Ack.TurnID is its id.
+	AckStarted AckOutcome = iota + 1
+	// AckSteered: the input went into the running turn Ack.TurnID.
+	AckSteered
+	// AckDone: the op was carried out (interrupt, approval, override…).
+	AckDone
+)
+
+// Ack is the immediate answer to a submission. A rejected submission is an
+// error instead (see RejectError).
+type Ack struct {
+	SubmissionID string
+	Outcome      AckOutcome
+	TurnID       string
+}
+
+// RejectReason is a machine-readable reason a submission was refused.
+type RejectReason uint8
+
+const (
+	RejectNoActiveTurn RejectReason = iota + 1
+	RejectTurnMismatch
+	RejectNotSteerable
+	RejectUnknownCall
+	RejectInvalid
+	RejectShutdown
+)
+
+// RejectError is why the core refused a submission. Its message is the
+// text clients see ("no active turn to steer", …).
+type RejectError struct {
+	Reason  RejectReason
+	Message string
+}
+
+func (e *RejectError) Error() string { return e.Message }
