@@ -47,11 +47,12 @@ const (
 	TurnUserShell TurnKind = "userShell"
 )
 
-// TurnStarted: a turn began.
+// TurnStarted: a turn began, with the settings it runs with.
 type TurnStarted struct {
 	Kind               TurnKind
 	StartedAt          time.Time
 	ModelContextWindow int64
+	Context            TurnContext
 }
 
 // TurnComplete: a turn ended on its own, completed or failed (Error set).
@@ -332,8 +333,11 @@ type RawResponseCompleted struct {
 	RawUsage   json.RawMessage
 }
 
-// ContextCompacted: the history was replaced by a summary.
-type ContextCompacted struct{}
+// ContextCompacted: the history was replaced. Replacement is the new
+// history, so that a sink can rebuild it without the dropped items.
+type ContextCompacted struct {
+	Replacement []model.ResponseItem
+}
 
 // ShutdownComplete is the last event of a session.
 type ShutdownComplete struct{}

@@ -1,0 +1,152 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+// compactionPrompt asks the model for a summary that can replace the
+// history. Our own words.
+const compactionPrompt = `Summarise this conversation so that the work can continue from the summary alone; the earlier messages will be removed. Include: the user's goals and constraints, decisions taken and why, what has been done (files changed, commands run and their outcomes), what remains to do, and any open questions. Be complete but concise; use short sections and lists.`
+
+// summaryPrefix introduces the summary in the new history.
+const summaryPrefix = "Summary of the conversation so far (earlier messages were compacted):\n\n"
+
+// maxKeptUserText bounds the recent user messages kept verbatim after a
+// compaction.
+const maxKeptUserText = 20000
+
+// runCompactTurn summarises the history through the model and replaces the
+// history with the summary: a contextCompaction item, as a turn.
+func (s *Session) runCompactTurn(t *turn) {
+	s.emitTurnStarted(t, TurnCompact)
+	item := ContextCompactionItem{ID: newItemID()}
+	s.emit(t.subID, t.id, ItemStarted{Item: item})
+	replacement, err := s.compact(t)
+	if err != nil {
+		if t.ctx.Err() != nil {
+			s.endTurn(t, "", nil)
+			return
+		}
+		s.endTurn(t, "", turnErrorFrom(err))
+		return
+	}
+	s.emit(t.subID, t.id, ItemCompleted{Item: item})
+	s.emit(t.subID, t.id, ContextCompacted{Replacement: replacement})
+	s.endTurn(t, "", nil)
+}
+
+// compact asks for a summary and swaps the history. It returns the new
+// history.
+func (s *Session) compact(t *turn) ([]model.ResponseItem, error) {
+	hist := s.hist.snapshot()
+	input := append(hist[:len(hist):len(hist)], model.NewTextMessage(newMessageID(), "user", compactionPrompt))
+	req := &model.Request{
+		Model:          t.tc.Model,
+		Input:          input,
+		Tools:          []json.RawMessage{},
+		ToolChoice:     "auto",
+		Store:          false,
+		Stream:         true,
+		Include:        []string{"reasoning.encrypted_content"},
+		PromptCacheKey: s.cfg.ThreadID,
+	}
+	var summary string
+	err := s.retrying(t, func() error {
+		text, usage, err := s.streamText(t, req)
+		if err != nil {
+			return err
+		}
+		summary = text
+		if usage != nil {
+			s.tokenTotal = s.tokenTotal.Add(*usage)
+			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{Total: s.tokenTotal, Last: *usage, ModelContextWindow: s.cfg.ContextWindow}})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(summary) == "" {
+		return nil, errors.New("the model returned an empty summary")
+	}
+	replacement := compactedHistory(hist, summary)
+	s.hist.replace(t.id, replacement)
+	return replacement, nil
+}
+
+// compactedHistory keeps the developer instructions, the latest
+// environment context, the most recent user messages (up to a budget), and
+// the summary.
+func compactedHistory(hist []model.ResponseItem, summary string) []model.ResponseItem {
+	var out []model.ResponseItem
+	var env model.ResponseItem
+	var users []model.ResponseItem
+	for _, it := range hist {
+		if it.Type() != model.TypeMessage {
+			continue
+		}
+		switch it.Role() {
+		case "developer", "system":
+			out = append(out, it)
+		case "user":
+			text := it.MessageText()
+			switch {
+			case strings.HasPrefix(text, "<environment_context>"):
+				env = it
+			case strings.HasPrefix(text, summaryPrefix), strings.HasPrefix(text, "<turn_aborted>"):
+			default:
+				users = append(users, it)
+			}
+		}
+	}
+	if !env.IsZero() {
+		out = append(out, env)
+	}
+	budget := maxKeptUserText
+	start := len(users)
+	for start > 0 {
+		n := len(users[start-1].MessageText())
+		if n > budget {
+			break
+		}
+		budget -= n
+		start--
+	}
+	out = append(out, users[start:]...)
+	return append(out, model.NewTextMessage(newMessageID(), "user", summaryPrefix+summary))
+}
+
+// streamText streams a response that is expected to be text only and
+// returns the text of its last message.
+func (s *Session) streamText(t *turn, req *model.Request) (string, *model.TokenUsage, error) {
+	stream, err := s.cfg.Client.Stream(t.ctx, req, model.CallMeta{
+		Originator: s.cfg.Originator, UserAgent: s.cfg.UserAgent, ThreadID: s.cfg.ThreadID, TurnID: t.id,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	defer stream.Close()
+	var text string
+	for {
+		ev, err := stream.Next()
+		if err == io.EOF {
+			return "", nil, &model.Error{Kind: model.ErrStreamDisconnected, Message: "stream closed before response.completed"}
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		switch ev.Kind {
+		case model.EventOutputItemDone:
+			if ev.Item.Type() == model.TypeMessage {
+				text = ev.Item.MessageText()
+			}
+		case model.EventCompleted:
+			return text, ev.Usage, nil
+		}
+	}
+}

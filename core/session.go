@@ -1,0 +1,512 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+// SubmissionQueueCapacity bounds the inbound river. A full queue makes
+// Submit wait (until its context ends); nothing is ever dropped.
+const SubmissionQueueCapacity = 512
+
+// ModelClient streams model responses. *model.Client implements it.
+type ModelClient interface {
+	Stream(ctx context.Context, req *model.Request, meta model.CallMeta) (model.Stream, error)
+}
+
+// Config is what a session is built from.
+type Config struct {
+	ThreadID string
+	// Model and Provider name the model; Client streams from it.
+	Model    string
+	Provider string
+	Client   ModelClient
+	// StreamMaxRetries bounds stream retries per model call.
+	StreamMaxRetries int
+	// ContextWindow is the model's context window in tokens, 0 if unknown.
+	ContextWindow int64
+
+	Cwd            string
+	ApprovalPolicy policy.ApprovalPolicy
+	Sandbox        policy.SandboxPolicy
+	Effort         string
+	Summary        string
+
+	// BaseInstructions replace the built-in instructions when set.
+	BaseInstructions      string
+	DeveloperInstructions string
+	DynamicTools          []DynamicToolSpec
+
+	Originator string
+	UserAgent  string
+
+	// History is the model history of a resumed thread.
+	History []model.ResponseItem
+	// Sink persists the thread; nil keeps nothing.
+	Sink Sink
+	Log   *zap.Logger
+	// Now and Sleep are the clock, replaceable in tests.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// TurnContext is the settings a turn runs with.
+type TurnContext struct {
+	Cwd            string
+	Model          string
+	Effort         string
+	Summary        string
+	ApprovalPolicy policy.ApprovalPolicy
+	Sandbox        policy.SandboxPolicy
+	// OutputSchema applies to one turn only.
+	OutputSchema json.RawMessage
+}
+
+func (tc TurnContext) apply(o TurnOverrides) TurnContext {
+	if o.Cwd != nil {
+		tc.Cwd = *o.Cwd
+	}
+	if o.Model != nil {
+		tc.Model = *o.Model
+	}
+	if o.Effort != nil {
+		tc.Effort = *o.Effort
+	}
+	if o.Summary != nil {
+		tc.Summary = *o.Summary
+	}
+	if o.ApprovalPolicy != nil {
+		tc.ApprovalPolicy = *o.ApprovalPolicy
+	}
+	if o.Sandbox != nil {
+		tc.Sandbox = *o.Sandbox
+	}
+	return tc
+}
+
+// Reply is the immediate answer to a submission: an Ack, or an error (a
+// *RejectError when the core refused it).
+type Reply struct {
+	Ack Ack
+	Err error
+}
+
+type queued struct {
+	sub   Submission
+	reply chan Reply
+}
+
+// Session is one thread's agent: a loop that takes submissions one at a
+// time, the running turn (at most one), and the event stream.
+type Session struct {
+	cfg    Config
+	log    *zap.Logger
+	subs   chan queued
+	events *EventStream
+	status *statusCell
+	hist   history
+	tools  map[string]toolHandler
+
+	// emitMu serialises event emission: Seq order, sink order and stream
+	// order are the same.
+	emitMu sync.Mutex
+	seq    uint64
+
+	// ctxMu guards tc, the persistent turn settings.
+	ctxMu sync.Mutex
+	tc    TurnContext
+
+	// Owned by the loop goroutine.
+	active     *turn
+	turnEnded  chan *turn
+	envSent    bool
+	lastEnv    string
+	shutdown   chan struct{}
+	loopDone   chan struct{}
+	stopOnce   sync.Once
+	tokenTotal model.TokenUsage
+}
+
+// NewSession starts a session and emits SessionConfigured.
+func NewSession(cfg Config) (*Session, error) {
+	if cfg.ThreadID == "" {
+		return nil, errors.New("core: session needs a thread id")
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("core: session needs a model client")
+	}
+	if cfg.Cwd == "" {
+		return nil, errors.New("core: session needs a cwd")
+	}
+	if cfg.ApprovalPolicy == "" {
+		cfg.ApprovalPolicy = policy.ApprovalOnRequest
+	}
+	if cfg.Sandbox.Mode == "" {
+		cfg.Sandbox = policy.ReadOnly()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	if err := ValidateDynamicTools(cfg.DynamicTools); err != nil {
+		return nil, err
+	}
+	s := &Session{
+		cfg:       cfg,
+		log:       cfg.Log.With(zap.String("thread", cfg.ThreadID)),
+		subs:      make(chan queued, SubmissionQueueCapacity),
+		events:    newEventStream(),
+		status:    newStatusCell(),
+		turnEnded: make(chan *turn, 1),
+		shutdown:  make(chan struct{}),
+		loopDone:  make(chan struct{}),
+		tc: TurnContext{
+			Cwd:            cfg.Cwd,
+			Model:          cfg.Model,
+			Effort:         cfg.Effort,
+			Summary:        cfg.Summary,
+			ApprovalPolicy: cfg.ApprovalPolicy,
+			Sandbox:        cfg.Sandbox,
+		},
+	}
+	s.tools = s.builtinTools()
+	if len(cfg.History) > 0 {
+		s.hist.append("", cfg.History...)
+		s.envSent = true
+	}
+	s.emit("", "", SessionConfigured{
+		ThreadID:       cfg.ThreadID,
+		Model:          cfg.Model,
+		Provider:       cfg.Provider,
+		Cwd:            cfg.Cwd,
+		ApprovalPolicy: cfg.ApprovalPolicy,
+		Sandbox:        cfg.Sandbox,
+		Effort:         cfg.Effort,
+		HistoryLen:     len(cfg.History),
+	})
+	go s.loop()
+	return s, nil
+}
+
+// ThreadID returns the session's thread id.
+func (s *Session) ThreadID() string { return s.cfg.ThreadID }
+
+// Events returns the session's event stream (one reader).
+func (s *Session) Events() *EventStream { return s.events }
+
+// Status returns the agent status now and a channel closed at its next
+// change.
+func (s *Session) Status() (AgentStatus, <-chan struct{}) { return s.status.get() }
+
+// TurnContext returns the settings the next turn will run with.
+func (s *Session) TurnContext() TurnContext {
+	s.ctxMu.Lock()
+	defer s.ctxMu.Unlock()
+	return s.tc
+}
+
+// History returns a copy of the model history.
+func (s *Session) History() []model.ResponseItem { return s.hist.snapshot() }
+
+// Done is closed when the session has shut down.
+func (s *Session) Done() <-chan struct{} { return s.loopDone }
+
+// Submit queues op and returns its submission id and the channel its
+// immediate answer arrives on. It waits while the queue is full, until ctx
+// ends; it never drops.
+func (s *Session) Submit(ctx context.Context, op Op) (string, <-chan Reply, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", nil, err
+	}
+	q := queued{sub: Submission{ID: id.String(), Op: op}, reply: make(chan Reply, 1)}
+	select {
+	case <-s.loopDone:
+		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
+	default:
+	}
+	select {
+	case s.subs <- q:
+		return q.sub.ID, q.reply, nil
+	case <-s.loopDone:
+		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
+	case <-ctx.Done():
+		return "", nil, ctx.Err()
+	}
+}
+
+// Call submits op and waits for its immediate answer.
+func (s *Session) Call(ctx context.Context, op Op) (Ack, error) {
+	_, ch, err := s.Submit(ctx, op)
+	if err != nil {
+		return Ack{}, err
+	}
+	select {
+	case r := <-ch:
+		return r.Ack, r.Err
+	case <-ctx.Done():
+		return Ack{}, ctx.Err()
+	}
+}
+
+// Shutdown submits OpShutdown and waits until the session has stopped.
+func (s *Session) Shutdown(ctx context.Context) error {
+	if _, _, err := s.Submit(ctx, OpShutdown{}); err != nil {
+		var rej *RejectError
+		if errors.As(err, &rej) && rej.Reason == RejectShutdown {
+			return nil
+		}
+		return err
+	}
+	select {
+	case <-s.loopDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// emit stamps msg and puts it on the stream (and in the sink). It never
+// blocks on a reader.
+func (s *Session) emit(subID, turnID string, msg EventMsg) Event {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.seq++
+	ev := Event{Seq: s.seq, SubmissionID: subID, TurnID: turnID, Time: s.cfg.Now(), Msg: msg}
+	if s.cfg.Sink != nil {
+		s.cfg.Sink.RecordEvent(ev)
+	}
+	s.events.put(ev)
+	return ev
+}
+
+// record appends items to the history in the one fixed order: history,
+// sink, raw-item event. A RawResponseItem is never seen before its item is
+// in the history.
+func (s *Session) record(turnID string, items ...model.ResponseItem) {
+	for _, it := range items {
+		s.hist.append(turnID, it)
+		if s.cfg.Sink != nil {
+			s.cfg.Sink.RecordItem(turnID, it)
+		}
+		s.emit("", turnID, RawResponseItem{Item: it})
+	}
+}
+
+func (s *Session) loop() {
+	defer close(s.loopDone)
+	for {
+		select {
+		case q := <-s.subs:
+			if stop := s.handle(q); stop {
+				return
+			}
+		case t := <-s.turnEnded:
+			if s.active == t {
+				s.active = nil
+			}
+			s.updateStatus()
+		}
+	}
+}
+
+func (s *Session) updateStatus() {
+	switch {
+	case s.active == nil:
+		s.status.set(StatusIdle)
+	case s.active.waiting():
+		s.status.set(StatusWaiting)
+	default:
+		s.status.set(StatusRunning)
+	}
+}
+
+// handle carries out one submission. It returns true when the session
+// must stop.
+func (s *Session) handle(q queued) bool {
+	ok := func(outcome AckOutcome, turnID string) {
+		q.reply <- Reply{Ack: Ack{SubmissionID: q.sub.ID, Outcome: outcome, TurnID: turnID}}
+	}
+	reject := func(reason RejectReason, format string, args ...any) {
+		q.reply <- Reply{Err: &RejectError{Reason: reason, Message: fmt.Sprintf(format, args...)}}
+	}
+	s.reapEnded()
+	switch op := q.sub.Op.(type) {
+	case OpUserInput:
+		if t := s.active; t != nil {
+			if !t.steerable() {
+				reject(RejectNotSteerable, "the running %s turn cannot take input", t.kind)
+				return false
+			}
+			t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
+			ok(AckSteered, t.id)
+			return false
+		}
+		s.ctxMu.Lock()
+		s.tc = s.tc.apply(op.Overrides)
+		tc := s.tc
+		s.ctxMu.Unlock()
+		tc.OutputSchema = op.Overrides.OutputSchema
+		t := s.startTurn(q.sub.ID, TurnRegular, tc)
+		ok(AckStarted, t.id)
+		go s.runRegularTurn(t, steerInput{items: op.Input, clientID: op.ClientMessageID})
+	case OpSteer:
+		t := s.active
+		if t == nil {
+			reject(RejectNoActiveTurn, "no active turn to steer")
+			return false
+		}
+		if op.ExpectedTurnID != "" && op.ExpectedTurnID != t.id {
+			reject(RejectTurnMismatch, "expected active turn id `%s` but found `%s`", op.ExpectedTurnID, t.id)
+			return false
+		}
+		if !t.steerable() {
+			reject(RejectNotSteerable, "the running %s turn cannot be steered", t.kind)
+			return false
+		}
+		t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
+		ok(AckSteered, t.id)
+	case OpInterrupt:
+		t := s.active
+		if t == nil {
+			reject(RejectNoActiveTurn, "no active turn to interrupt")
+			return false
+		}
+		if op.TurnID != "" && op.TurnID != t.id {
+			reject(RejectTurnMismatch, "expected active turn id `%s` but found `%s`", op.TurnID, t.id)
+			return false
+		}
+		t.abort(AbortInterrupted)
+		ok(AckDone, t.id)
+	case OpExecApproval:
+		s.answer(q, op.CallID, op.Decision)
+	case OpPatchApproval:
+		s.answer(q, op.CallID, op.Decision)
+	case OpUserInputAnswer:
+		s.answer(q, op.CallID, op)
+	case OpDynamicToolResponse:
+		s.answer(q, op.CallID, op)
+	case OpOverrideTurnContext:
+		s.ctxMu.Lock()
+		s.tc = s.tc.apply(op.Overrides)
+		s.ctxMu.Unlock()
+		ok(AckDone, "")
+	case OpCompact:
+		if s.active != nil {
+			reject(RejectInvalid, "a turn is already running")
+			return false
+		}
+		t := s.startTurn(q.sub.ID, TurnCompact, s.TurnContext())
+		ok(AckStarted, t.id)
+		go s.runCompactTurn(t)
+	case OpShellCommand:
+		if t := s.active; t != nil {
+			go s.runUserShell(t, op, false)
+			ok(AckSteered, t.id)
+			return false
+		}
+		t := s.startTurn(q.sub.ID, TurnUserShell, s.TurnContext())
+		ok(AckStarted, t.id)
+		go s.runUserShell(t, op, true)
+	case OpInjectItems:
+		turnID := ""
+		if s.active != nil {
+			turnID = s.active.id
+		}
+		s.record(turnID, op.Items...)
+		ok(AckDone, turnID)
+	case OpRollback:
+		if s.active != nil {
+			reject(RejectInvalid, "cannot roll back while a turn is running")
+			return false
+		}
+		if op.NumTurns < 1 {
+			reject(RejectInvalid, "numTurns must be at least 1")
+			return false
+		}
+		s.hist.dropLastTurns(op.NumTurns)
+		ok(AckDone, "")
+	case OpShutdown:
+		if t := s.active; t != nil {
+			t.abort(AbortShutdown)
+			<-t.done
+			s.active = nil
+		}
+		if s.cfg.Sink != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := s.cfg.Sink.Sync(ctx); err != nil {
+				s.log.Warn("sync at shutdown failed", zap.Error(err))
+			}
+			cancel()
+		}
+		s.closeTools()
+		ok(AckDone, "")
+		s.status.set(StatusShutdown)
+		s.emit(q.sub.ID, "", ShutdownComplete{})
+		s.events.close()
+		return true
+	default:
+		reject(RejectInvalid, "unknown op %T", op)
+	}
+	return false
+}
+
+// reapEnded clears a turn that finished but whose end the loop has not
+// read yet, so a submission right after a turn end sees the session idle.
+func (s *Session) reapEnded() {
+	for {
+		select {
+		case t := <-s.turnEnded:
+			if s.active == t {
+				s.active = nil
+			}
+			s.updateStatus()
+		default:
+			if t := s.active; t != nil {
+				select {
+				case <-t.done:
+					s.active = nil
+					s.updateStatus()
+				default:
+				}
+			}
+			return
+		}
+	}
+}
+
+// answer routes a client's answer to the call waiting for it.
+func (s *Session) answer(q queued, callID string, v any) {
+	t := s.active
+	if t == nil || !t.deliver(callID, v) {
+		q.reply <- Reply{Err: &RejectError{Reason: RejectUnknownCall, Message: fmt.Sprintf("no pending request for call id %q", callID)}}
+		return
+	}
+	q.reply <- Reply{Ack: Ack{SubmissionID: q.sub.ID, Outcome: AckDone, TurnID: t.id}}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

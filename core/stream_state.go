@@ -1,0 +1,146 @@
+package core
+
+import (
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+// streamState turns one model stream into turn items: it opens an item
+// when the model starts one, forwards deltas, and on output_item.done
+// records the item and completes it. A tool call is returned to the caller
+// to start.
+type streamState struct {
+	s *Session
+	t *turn
+	// open holds items started and not yet done, by model item id.
+	open        map[string]*openItem
+	lastMessage string
+}
+
+type openItem struct {
+	kind    string // "message" or "reasoning"
+	text    []byte
+	summary []string
+	content []string
+}
+
+func newStreamState(s *Session, t *turn) *streamState {
+	return &streamState{s: s, t: t, open: map[string]*openItem{}}
+}
+
+func (st *streamState) emit(msg EventMsg) { st.s.emit(st.t.subID, st.t.id, msg) }
+
+// start opens the item id of kind if it is not open yet.
+func (st *streamState) start(id, kind string) *openItem {
+	if it, ok := st.open[id]; ok {
+		return it
+	}
+	it := &openItem{kind: kind}
+	st.open[id] = it
+	switch kind {
+	case model.TypeMessage:
+		st.emit(ItemStarted{Item: AgentMessageItem{ID: id}})
+	case model.TypeReasoning:
+		st.emit(ItemStarted{Item: ReasoningItem{ID: id, Summary: []string{}, Content: []string{}}})
+	}
+	return it
+}
+
+func (st *streamState) handle(ev model.StreamEvent) {
+	switch ev.Kind {
+	case model.EventOutputItemAdded:
+		switch ev.Item.Type() {
+		case model.TypeMessage:
+			if ev.Item.Role() == "" || ev.Item.Role() == "assistant" {
+				st.start(ev.Item.ID(), model.TypeMessage)
+			}
+		case model.TypeReasoning:
+			st.start(ev.Item.ID(), model.TypeReasoning)
+		case model.TypeCustomToolCall:
+			st.s.patchPreviewStart(st.t, ev.Item)
+		}
+	case model.EventOutputTextDelta:
+		it := st.start(ev.ItemID, model.TypeMessage)
+		it.text = append(it.text, ev.Delta...)
+		st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+	case model.EventReasoningSummaryPartAdded:
+		it := st.start(ev.ItemID, model.TypeReasoning)
+		for len(it.summary) <= ev.SummaryIndex {
+			it.summary = append(it.summary, "")
+		}
+		st.emit(ReasoningSummaryPartAdded{ItemID: ev.ItemID, SummaryIndex: ev.SummaryIndex})
+	case model.EventReasoningSummaryDelta:
+		it := st.start(ev.ItemID, model.TypeReasoning)
+		for len(it.summary) <= ev.SummaryIndex {
+			it.summary = append(it.summary, "")
+		}
+		it.summary[ev.SummaryIndex] += ev.Delta
+		st.emit(ReasoningSummaryDelta{ItemID: ev.ItemID, SummaryIndex: ev.SummaryIndex, Delta: ev.Delta})
+	case model.EventReasoningTextDelta:
+		it := st.start(ev.ItemID, model.TypeReasoning)
+		for len(it.content) <= ev.ContentIndex {
+			it.content = append(it.content, "")
+		}
+		it.content[ev.ContentIndex] += ev.Delta
+		st.emit(ReasoningRawDelta{ItemID: ev.ItemID, ContentIndex: ev.ContentIndex, Delta: ev.Delta})
+	case model.EventCustomToolCallInputDelta:
+		st.s.patchPreviewDelta(st.t, ev.ItemID, ev.Delta)
+	}
+}
+
+// itemDone handles response.output_item.done: the item is complete. It
+// returns the tool call to run, if the item is one.
+func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
+	switch item.Type() {
+	case model.TypeMessage:
+		if item.Role() != "assistant" && item.Role() != "" {
+			st.s.record(st.t.id, item)
+			return nil
+		}
+		st.start(item.ID(), model.TypeMessage)
+		delete(st.open, item.ID())
+		text := item.MessageText()
+		var phase struct {
+			Phase string `json:"phase"`
+		}
+		_ = item.Decode(&phase)
+		st.emit(ItemCompleted{Item: AgentMessageItem{ID: item.ID(), Text: text, Phase: phase.Phase}})
+		st.emit(AgentMessage{ItemID: item.ID(), Message: text})
+		st.lastMessage = text
+		st.s.record(st.t.id, item)
+		return nil
+	case model.TypeReasoning:
+		it := st.start(item.ID(), model.TypeReasoning)
+		delete(st.open, item.ID())
+		var f model.ReasoningFields
+		summary, content := it.summary, it.content
+		if err := item.Decode(&f); err == nil {
+			if len(f.Summary) > 0 {
+				summary = summary[:0:0]
+				for _, p := range f.Summary {
+					summary = append(summary, p.Text)
+				}
+			}
+			if len(f.Content) > 0 {
+				content = content[:0:0]
+				for _, p := range f.Content {
+					content = append(content, p.Text)
+				}
+			}
+		}
+		if summary == nil {
+			summary = []string{}
+		}
+		if content == nil {
+			content = []string{}
+		}
+		st.emit(ItemCompleted{Item: ReasoningItem{ID: item.ID(), Summary: summary, Content: content}})
+		st.s.record(st.t.id, item)
+		return nil
+	case model.TypeFunctionCall, model.TypeCustomToolCall:
+		st.s.record(st.t.id, item)
+		return newToolCall(item)
+	default:
+		st.s.record(st.t.id, item)
+		return nil
+	}
+}

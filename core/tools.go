@@ -1,0 +1,344 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+// toolCall is one tool call the model made.
+type toolCall struct {
+	item      model.ResponseItem
+	callID    string
+	name      string
+	namespace string
+	// args is the function arguments (JSON text) or the custom tool input.
+	args   string
+	custom bool
+}
+
+func newToolCall(item model.ResponseItem) *toolCall {
+	c := &toolCall{item: item, callID: item.CallID(), name: item.Name()}
+	switch item.Type() {
+	case model.TypeFunctionCall:
+		var f model.FunctionCallFields
+		_ = item.Decode(&f)
+		c.args, c.namespace = f.Arguments, f.Namespace
+	case model.TypeCustomToolCall:
+		var f model.CustomToolCallFields
+		_ = item.Decode(&f)
+		c.args, c.custom = f.Input, true
+	}
+	return c
+}
+
+// output builds the history item that answers the call.
+func (c *toolCall) output(text string) model.ResponseItem {
+	if c.custom {
+		return model.NewCustomToolCallOutput("", c.callID, text)
+	}
+	return model.NewFunctionCallOutput("", c.callID, text)
+}
+
+// toolHandler runs one call and returns its output item. It must return
+// promptly once ctx is done.
+type toolHandler func(ctx context.Context, t *turn, c *toolCall) model.ResponseItem
+
+// toolRun is a started call; output is set before done is closed.
+type toolRun struct {
+	call   *toolCall
+	output model.ResponseItem
+	done   chan struct{}
+}
+
+// startTool runs the call in its own goroutine, in parallel with the rest
+// of the stream.
+func (s *Session) startTool(t *turn, c *toolCall) *toolRun {
+	r := &toolRun{call: c, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.output = s.dispatchTool(t, c)
+	}()
+	return r
+}
+
+func (s *Session) dispatchTool(t *turn, c *toolCall) model.ResponseItem {
+	if spec, ok := s.dynamicTool(c); ok {
+		return s.runDynamicTool(t.ctx, t, c, spec)
+	}
+	if h, ok := s.tools[c.name]; ok {
+		return h(t.ctx, t, c)
+	}
+	return c.output(fmt.Sprintf("unsupported call: %s", c.name))
+}
+
+// builtinTools is the table of tools the core runs itself.
+func (s *Session) builtinTools() map[string]toolHandler {
+	return map[string]toolHandler{
+		"update_plan":        s.runUpdatePlan,
+		"request_user_input": s.runRequestUserInput,
+	}
+}
+
+func (s *Session) closeTools() {}
+
+// toolSpecs lists the tools offered to the model for the turn.
+func (s *Session) toolSpecs(t *turn) []json.RawMessage {
+	specs := []json.RawMessage{updatePlanSpec, requestUserInputSpec}
+	for _, d := range s.cfg.DynamicTools {
+		specs = append(specs, d.spec())
+	}
+	return specs
+}
+
+var updatePlanSpec = json.RawMessage(`{"type":"function","name":"update_plan","description":"Record or revise your plan for the task as a short list of steps, each pending, in_progress or completed. Keep at most one step in_progress. The user sees the plan as it changes.","strict":false,"parameters":{"type":"object","properties":{"explanation":{"type":"string","description":"Why the plan changed, if it did."},"plan":{"type":"array","description":"The steps, in order.","items":{"type":"object","properties":{"step":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["step","status"],"additionalProperties":false}}},"required":["plan"],"additionalProperties":false}}`)
+
+var requestUserInputSpec = json.RawMessage(`{"type":"function","name":"request_user_input","description":"Ask the user one or more questions and wait for the answers. Use it only when you cannot reasonably proceed without a decision from the user. Offer options when the likely answers are known.","strict":false,"parameters":{"type":"object","properties":{"questions":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string","description":"A short stable identifier for the question."},"header":{"type":"string","description":"A few words that label the question."},"question":{"type":"string"},"options":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"description":{"type":"string"}},"required":["label","description"],"additionalProperties":false}}},"required":["id","header","question"],"additionalProperties":false}}},"required":["questions"],"additionalProperties":false}}`)
+
+func (s *Session) runUpdatePlan(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
+	var args struct {
+		Explanation string `json:"explanation"`
+		Plan        []struct {
+			Step   string `json:"step"`
+			Status string `json:"status"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+		return c.output("failed to parse update_plan arguments: " + err.Error())
+	}
+	plan := make([]PlanStep, 0, len(args.Plan))
+	for _, p := range args.Plan {
+		st := PlanStepStatus(p.Status)
+		switch st {
+		case PlanPending, PlanInProgress, PlanCompleted:
+		default:
+			return c.output(fmt.Sprintf("invalid step status %q: use pending, in_progress or completed", p.Status))
+		}
+		plan = append(plan, PlanStep{Step: p.Step, Status: st})
+	}
+	s.emit(t.subID, t.id, PlanUpdate{Explanation: args.Explanation, Plan: plan})
+	return c.output("Plan updated")
+}
+
+func (s *Session) runRequestUserInput(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
+	var args struct {
+		Questions []struct {
+			ID       string `json:"id"`
+			Header   string `json:"header"`
+			Question string `json:"question"`
+			Options  []struct {
+				Label       string `json:"label"`
+				Description string `json:"description"`
+			} `json:"options"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+		return c.output("failed to parse request_user_input arguments: " + err.Error())
+	}
+	if len(args.Questions) == 0 {
+		return c.output("request_user_input needs at least one question")
+	}
+	qs := make([]Question, 0, len(args.Questions))
+	for i, q := range args.Questions {
+		id := q.ID
+		if id == "" {
+			id = fmt.Sprintf("q%d", i+1)
+		}
+		opts := make([]QuestionOption, 0, len(q.Options))
+		for _, o := range q.Options {
+			opts = append(opts, QuestionOption(o))
+		}
+		qs = append(qs, Question{ID: id, Header: q.Header, Question: q.Question, IsOther: true, Options: opts})
+	}
+	ch := t.await(c.callID)
+	s.emit(t.subID, t.id, UserInputRequest{CallID: c.callID, Questions: qs})
+	select {
+	case v := <-ch:
+		a := v.(OpUserInputAnswer)
+		if a.Err != "" {
+			return c.output("the user input request failed: " + a.Err)
+		}
+		type answer struct {
+			Answers []string `json:"answers"`
+		}
+		out := struct {
+			Answers map[string]answer `json:"answers"`
+		}{Answers: map[string]answer{}}
+		for k, v := range a.Answers {
+			if v == nil {
+				v = []string{}
+			}
+			out.Answers[k] = answer{v}
+		}
+		b, _ := json.Marshal(out)
+		return c.output(string(b))
+	case <-ctx.Done():
+		t.forget(c.callID)
+		return c.output("aborted: the turn was interrupted before the user answered")
+	}
+}
+
+// DynamicToolSpec is a tool the client declared at thread start. The model
+// calls it like any function; the client runs it.
+type DynamicToolSpec struct {
+	Name         string
+	Namespace    string
+	Description  string
+	InputSchema  json.RawMessage
+	DeferLoading bool
+}
+
+// qualifiedName is the function name the model sees: namespaced tools are
+// flattened to "<namespace>__<name>", which every Responses model accepts.
+func (d DynamicToolSpec) qualifiedName() string {
+	if d.Namespace == "" {
+		return d.Name
+	}
+	return d.Namespace + "__" + d.Name
+}
+
+func (d DynamicToolSpec) spec() json.RawMessage {
+	params := d.InputSchema
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	b, _ := json.Marshal(struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Strict      bool            `json:"strict"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{"function", d.qualifiedName(), d.Description, false, params})
+	return b
+}
+
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// reservedToolNames are the built-in tools a dynamic tool may not shadow.
+var reservedToolNames = map[string]bool{
+	"exec_command": true, "write_stdin": true, "apply_patch": true,
+	"update_plan": true, "request_user_input": true,
+}
+
+// ValidateDynamicTools checks client-declared tools: valid names, object
+// schemas, no duplicates, no clash with a built-in tool.
+func ValidateDynamicTools(specs []DynamicToolSpec) error {
+	seen := map[string]bool{}
+	for i, d := range specs {
+		if !toolNameRE.MatchString(d.Name) {
+			return fmt.Errorf("dynamicTools[%d]: invalid tool name %q: use 1-64 letters, digits, '_' or '-'", i, d.Name)
+		}
+		if d.Namespace != "" && !toolNameRE.MatchString(d.Namespace) {
+			return fmt.Errorf("dynamicTools[%d]: invalid namespace %q: use 1-64 letters, digits, '_' or '-'", i, d.Namespace)
+		}
+		q := d.qualifiedName()
+		if len(q) > 64 {
+			return fmt.Errorf("dynamicTools[%d]: %q is longer than 64 characters with its namespace", i, q)
+		}
+		if reservedToolNames[q] {
+			return fmt.Errorf("dynamicTools[%d]: %q is the name of a built-in tool", i, q)
+		}
+		if seen[q] {
+			return fmt.Errorf("dynamicTools[%d]: duplicate tool %q", i, q)
+		}
+		seen[q] = true
+		if len(d.InputSchema) > 0 {
+			var schema map[string]any
+			if err := json.Unmarshal(d.InputSchema, &schema); err != nil {
+				return fmt.Errorf("dynamicTools[%d] (%s): inputSchema must be a JSON object: %v", i, q, err)
+			}
+			if typ, ok := schema["type"]; ok && typ != "object" {
+				return fmt.Errorf("dynamicTools[%d] (%s): inputSchema type must be \"object\", got %v", i, q, typ)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Session) dynamicTool(c *toolCall) (DynamicToolSpec, bool) {
+	for _, d := range s.cfg.DynamicTools {
+		if c.namespace != "" {
+			if d.Namespace == c.namespace && d.Name == c.name {
+				return d, true
+			}
+			continue
+		}
+		if d.qualifiedName() == c.name {
+			return d, true
+		}
+	}
+	return DynamicToolSpec{}, false
+}
+
+func (s *Session) runDynamicTool(ctx context.Context, t *turn, c *toolCall, d DynamicToolSpec) model.ResponseItem {
+	args := json.RawMessage(c.args)
+	if !json.Valid(args) {
+		args, _ = json.Marshal(c.args)
+	}
+	start := s.cfg.Now()
+	item := DynamicToolCallItem{ID: c.callID, Tool: d.Name, Namespace: d.Namespace, Arguments: args, Status: StatusInProgress}
+	s.emit(t.subID, t.id, ItemStarted{Item: item})
+	ch := t.await(c.callID)
+	s.emit(t.subID, t.id, DynamicToolCallRequest{CallID: c.callID, Tool: d.Name, Namespace: d.Namespace, Arguments: args})
+	select {
+	case v := <-ch:
+		r := v.(OpDynamicToolResponse)
+		dur := s.cfg.Now().Sub(start).Milliseconds()
+		item.DurationMs = &dur
+		success := r.Success && r.Err == ""
+		item.Success = &success
+		item.ContentItems = r.ContentItems
+		item.Status = StatusCompleted
+		if !success {
+			item.Status = StatusFailed
+		}
+		s.emit(t.subID, t.id, ItemCompleted{Item: item})
+		if r.Err != "" {
+			return c.output("the client failed to run the tool: " + r.Err)
+		}
+		return dynamicToolOutput(c, r.ContentItems)
+	case <-ctx.Done():
+		t.forget(c.callID)
+		return c.output("aborted: the turn was interrupted before the tool answered")
+	}
+}
+
+// dynamicToolOutput turns a client's content items into the call output:
+// plain text when there is only text, content parts otherwise.
+func dynamicToolOutput(c *toolCall, items []DynamicContentItem) model.ResponseItem {
+	textOnly := true
+	var sb strings.Builder
+	for _, it := range items {
+		if it.Type != "inputText" {
+			textOnly = false
+			break
+		}
+		sb.WriteString(it.Text)
+	}
+	if textOnly || c.custom {
+		return c.output(sb.String())
+	}
+	parts := make([]model.ContentPart, 0, len(items))
+	for _, it := range items {
+		switch it.Type {
+		case "inputText":
+			parts = append(parts, model.ContentPart{Type: "input_text", Text: it.Text})
+		case "inputImage":
+			parts = append(parts, model.ContentPart{Type: "input_image", ImageURL: it.ImageURL})
+		}
+	}
+	return model.NewFunctionCallOutput("", c.callID, parts)
+}
+
+// patchPreviewStart and patchPreviewDelta feed the streamed apply_patch
+// preview; see tool_patch.go.
+func (s *Session) patchPreviewStart(t *turn, item model.ResponseItem) {}
+
+func (s *Session) patchPreviewDelta(t *turn, itemID, delta string) {}
+
+var _ = time.Second

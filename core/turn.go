@@ -1,0 +1,528 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+// turn is one running turn. The session loop creates it and talks to it
+// through steer, deliver and abort; its own goroutine runs the work.
+type turn struct {
+	id        string
+	subID     string
+	kind      TurnKind
+	tc        TurnContext
+	startedAt time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu sync.Mutex
+	// abortReason is set once, by abort.
+	abortReason AbortReason
+	steers      []steerInput
+	// streamCancel abandons the in-flight model stream (for a steer).
+	streamCancel context.CancelFunc
+	pending      map[string]chan any
+	// onWaiting is called when the number of pending requests changes.
+	onWaiting func(waiting bool)
+}
+
+type steerInput struct {
+	items    []UserInput
+	clientID string
+}
+
+func (s *Session) startTurn(subID string, kind TurnKind, tc TurnContext) *turn {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &turn{
+		id:        subID,
+		subID:     subID,
+		kind:      kind,
+		tc:        tc,
+		startedAt: s.cfg.Now(),
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		pending:   map[string]chan any{},
+	}
+	t.onWaiting = func(waiting bool) {
+		if waiting {
+			s.status.set(StatusWaiting)
+		} else {
+			s.status.set(StatusRunning)
+		}
+	}
+	s.active = t
+	s.status.set(StatusRunning)
+	return t
+}
+
+func (t *turn) steerable() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.kind == TurnRegular && t.abortReason == ""
+}
+
+// steer queues input for the turn and abandons the in-flight stream, so
+// the next request carries it.
+func (t *turn) steer(in steerInput) {
+	t.mu.Lock()
+	t.steers = append(t.steers, in)
+	cancel := t.streamCancel
+	t.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (t *turn) takeSteers() []steerInput {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.steers
+	t.steers = nil
+	return s
+}
+
+func (t *turn) hasSteers() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.steers) > 0
+}
+
+func (t *turn) abort(reason AbortReason) {
+	t.mu.Lock()
+	if t.abortReason == "" {
+		t.abortReason = reason
+	}
+	t.mu.Unlock()
+	t.cancel()
+}
+
+func (t *turn) aborted() AbortReason {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.abortReason
+}
+
+// await registers a pending request for callID; deliver completes it.
+func (t *turn) await(callID string) chan any {
+	ch := make(chan any, 1)
+	t.mu.Lock()
+	t.pending[callID] = ch
+	n := len(t.pending)
+	t.mu.Unlock()
+	if n == 1 {
+		t.onWaiting(true)
+	}
+	return ch
+}
+
+func (t *turn) forget(callID string) {
+	t.mu.Lock()
+	_, had := t.pending[callID]
+	delete(t.pending, callID)
+	n := len(t.pending)
+	t.mu.Unlock()
+	if had && n == 0 && t.ctx.Err() == nil {
+		t.onWaiting(false)
+	}
+}
+
+func (t *turn) deliver(callID string, v any) bool {
+	t.mu.Lock()
+	ch, ok := t.pending[callID]
+	delete(t.pending, callID)
+	n := len(t.pending)
+	t.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ch <- v
+	if n == 0 {
+		t.onWaiting(false)
+	}
+	return true
+}
+
+func (t *turn) waiting() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending) > 0
+}
+
+// finishTurn ends t: the end event is made durable before anyone can see
+// it, then the loop is told.
+func (s *Session) finishTurn(t *turn, msg EventMsg) {
+	s.emitDurable(t.subID, t.id, msg)
+	t.cancel()
+	close(t.done)
+	select {
+	case s.turnEnded <- t:
+	default:
+	}
+}
+
+// emitDurable records msg, syncs the sink, and only then publishes it:
+// whoever sees a turn end can rely on the turn being on disk.
+func (s *Session) emitDurable(subID, turnID string, msg EventMsg) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.seq++
+	ev := Event{Seq: s.seq, SubmissionID: subID, TurnID: turnID, Time: s.cfg.Now(), Msg: msg}
+	if s.cfg.Sink != nil {
+		s.cfg.Sink.RecordEvent(ev)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.cfg.Sink.Sync(ctx); err != nil {
+			s.log.Warn("rollout sync failed at turn end", zap.Error(err))
+		}
+		cancel()
+	}
+	s.events.put(ev)
+}
+
+// endTurn emits the right end event for t: TurnAborted if it was aborted,
+// else TurnComplete (failed when terr is set).
+func (s *Session) endTurn(t *turn, lastMessage string, terr *TurnError) {
+	now := s.cfg.Now()
+	if reason := t.aborted(); reason != "" {
+		s.finishTurn(t, TurnAborted{Reason: reason, CompletedAt: now, Duration: now.Sub(t.startedAt)})
+		return
+	}
+	if terr != nil {
+		s.emit(t.subID, t.id, Error{Err: *terr})
+	}
+	s.finishTurn(t, TurnComplete{LastAgentMessage: lastMessage, Error: terr, CompletedAt: now, Duration: now.Sub(t.startedAt)})
+}
+
+func (s *Session) emitTurnStarted(t *turn, kind TurnKind) {
+	s.emit(t.subID, t.id, TurnStarted{Kind: kind, StartedAt: t.startedAt, ModelContextWindow: s.cfg.ContextWindow, Context: t.tc})
+}
+
+// runRegularTurn is the turn loop: sample, run tools as their calls
+// complete, collect their outputs in call order, and sample again until the
+// model has nothing more to do.
+func (s *Session) runRegularTurn(t *turn, first steerInput) {
+	s.emitTurnStarted(t, TurnRegular)
+	s.recordContext(t)
+	if len(first.items) > 0 {
+		s.recordUserInput(t, first)
+	}
+	var last string
+	rerouted := false
+	for {
+		if t.ctx.Err() != nil {
+			break
+		}
+		res, err := s.sample(t, &rerouted)
+		if res.lastMessage != "" {
+			last = res.lastMessage
+		}
+		if err != nil {
+			if t.ctx.Err() != nil {
+				break
+			}
+			s.endTurn(t, last, turnErrorFrom(err))
+			return
+		}
+		if steers := t.takeSteers(); len(steers) > 0 {
+			for _, in := range steers {
+				s.recordUserInput(t, in)
+			}
+			continue
+		}
+		if res.followUp {
+			continue
+		}
+		break
+	}
+	if t.aborted() != "" {
+		s.record(t.id, model.NewTextMessage("", "user", interruptedMarker))
+	}
+	s.endTurn(t, last, nil)
+}
+
+// interruptedMarker tells the model, in the next turn, that the user
+// stopped the previous one.
+const interruptedMarker = "<turn_aborted>\nThe user interrupted the previous turn. Work in it may be incomplete; do not assume it finished.\n</turn_aborted>"
+
+// recordContext puts the developer instructions and the environment
+// context in the history when the thread has none yet, or when the
+// environment changed since the last turn.
+func (s *Session) recordContext(t *turn) {
+	var items []model.ResponseItem
+	if !s.envSent {
+		instr := s.cfg.BaseInstructions
+		if instr == "" {
+			instr = baseInstructions
+		}
+		items = append(items, model.NewTextMessage(newMessageID(), "developer", instr))
+		if s.cfg.DeveloperInstructions != "" {
+			items = append(items, model.NewTextMessage(newMessageID(), "developer", s.cfg.DeveloperInstructions))
+		}
+	}
+	env := environmentContext(t.tc, s.cfg.Now())
+	if !s.envSent || env != s.lastEnv {
+		items = append(items, model.NewTextMessage(newMessageID(), "user", env))
+		s.lastEnv = env
+	}
+	s.envSent = true
+	s.record(t.id, items...)
+}
+
+// recordUserInput records a user message: item started, history, item
+// completed.
+func (s *Session) recordUserInput(t *turn, in steerInput) {
+	id := newItemID()
+	item := UserMessageItem{ID: id, Content: in.items, ClientID: in.clientID}
+	s.emit(t.subID, t.id, ItemStarted{Item: item})
+	s.record(t.id, userInputToResponseItem(in.items))
+	s.emit(t.subID, t.id, ItemCompleted{Item: item})
+}
+
+// sampleResult is what one model call produced.
+type sampleResult struct {
+	lastMessage string
+	// followUp: the model must be sampled again (tool calls were made,
+	// or it said the turn is not over).
+	followUp bool
+}
+
+// sample makes one model call, retrying the stream as allowed, runs the
+// tools it asks for, and records everything.
+func (s *Session) sample(t *turn, rerouted *bool) (sampleResult, error) {
+	var res sampleResult
+	err := s.retrying(t, func() error {
+		var err error
+		res, err = s.sampleOnce(t, rerouted)
+		if errors.Is(err, errSteered) {
+			return nil
+		}
+		return err
+	})
+	return res, err
+}
+
+// retrying runs attempt until it succeeds, fails for good, or the turn
+// ends. A retryable model error is retried up to StreamMaxRetries times,
+// each announced with a StreamError, after the server's delay or the
+// backoff.
+func (s *Session) retrying(t *turn, attempt func() error) error {
+	maxRetries := s.cfg.StreamMaxRetries
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || t.ctx.Err() != nil {
+			return err
+		}
+		var me *model.Error
+		if !errors.As(err, &me) || !me.Retryable() || n > maxRetries {
+			return err
+		}
+		delay := me.RetryAfter
+		if delay == 0 {
+			delay = backoff(n)
+		}
+		_, status := errorKindOf(me)
+		s.emit(t.subID, t.id, StreamError{
+			Message:    fmt.Sprintf("Reconnecting... %d/%d", n, maxRetries),
+			Attempt:    n,
+			Max:        maxRetries,
+			Kind:       KindStreamDisconnected,
+			HTTPStatus: status,
+			Details:    me.Message,
+		})
+		if err := s.cfg.Sleep(t.ctx, delay); err != nil {
+			return err
+		}
+	}
+}
+
+// errSteered ends a stream that was abandoned for steered input.
+var errSteered = errors.New("stream abandoned for steered input")
+
+// sampleOnce streams one response. Tool calls start as soon as their item
+// is done; their outputs are recorded in call order once the stream ends,
+// whatever way it ends, so every call in the history has its output.
+func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err error) {
+	streamCtx, cancel := context.WithCancel(t.ctx)
+	t.mu.Lock()
+	t.streamCancel = cancel
+	steered := len(t.steers) > 0
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.streamCancel = nil
+		t.mu.Unlock()
+		cancel()
+	}()
+	if steered {
+		return res, errSteered
+	}
+	req := s.buildRequest(t)
+	stream, err := s.cfg.Client.Stream(streamCtx, req, model.CallMeta{
+		Originator: s.cfg.Originator,
+		UserAgent:  s.cfg.UserAgent,
+		ThreadID:   s.cfg.ThreadID,
+		TurnID:     t.id,
+	})
+	if err != nil {
+		if t.hasSteers() && t.ctx.Err() == nil {
+			return res, errSteered
+		}
+		return res, err
+	}
+	defer stream.Close()
+
+	st := newStreamState(s, t)
+	var calls []*toolRun
+	var completed *model.StreamEvent
+	for {
+		ev, nerr := stream.Next()
+		if nerr == io.EOF {
+			break
+		}
+		if nerr != nil {
+			err = nerr
+			break
+		}
+		switch ev.Kind {
+		case model.EventCreated:
+			s.checkReroute(t, req.Model, ev.Model, rerouted)
+		case model.EventOutputItemDone:
+			if call := st.itemDone(ev.Item); call != nil {
+				calls = append(calls, s.startTool(t, call))
+			}
+		case model.EventCompleted:
+			c := ev
+			completed = &c
+			s.checkReroute(t, req.Model, ev.Model, rerouted)
+		default:
+			st.handle(ev)
+		}
+	}
+	if err != nil && t.hasSteers() && t.ctx.Err() == nil {
+		err = errSteered
+	}
+	if err == nil && completed == nil {
+		err = &model.Error{Kind: model.ErrStreamDisconnected, Message: "stream closed before response.completed"}
+	}
+	res.lastMessage = st.lastMessage
+	if completed != nil {
+		usage := model.TokenUsage{}
+		if completed.Usage != nil {
+			usage = *completed.Usage
+		}
+		s.emit(t.subID, t.id, RawResponseCompleted{ResponseID: completed.ResponseID, Usage: usage, RawUsage: completed.RawUsage})
+	}
+	// Collect tool outputs in the order the model issued the calls.
+	for _, c := range calls {
+		<-c.done
+		s.record(t.id, c.output)
+	}
+	if completed != nil {
+		if completed.Usage != nil {
+			s.tokenTotal = s.tokenTotal.Add(*completed.Usage)
+			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
+				Total:              s.tokenTotal,
+				Last:               *completed.Usage,
+				ModelContextWindow: s.cfg.ContextWindow,
+			}})
+		}
+		res.followUp = len(calls) > 0 || (completed.EndTurn != nil && !*completed.EndTurn)
+	}
+	return res, err
+}
+
+func (s *Session) checkReroute(t *turn, asked, served string, done *bool) {
+	if *done || served == "" || asked == "" || served == asked {
+		return
+	}
+	*done = true
+	s.emit(t.subID, t.id, ModelReroute{From: asked, To: served, Reason: "served by a different model"})
+}
+
+// buildRequest assembles the Responses request for the turn's next call.
+func (s *Session) buildRequest(t *turn) *model.Request {
+	req := &model.Request{
+		Model:             t.tc.Model,
+		Input:             s.hist.snapshot(),
+		Tools:             s.toolSpecs(t),
+		ToolChoice:        "auto",
+		ParallelToolCalls: true,
+		Store:             false,
+		Stream:            true,
+		Include:           []string{"reasoning.encrypted_content"},
+		PromptCacheKey:    s.cfg.ThreadID,
+	}
+	if t.tc.Effort != "" || t.tc.Summary != "" {
+		r := &model.Reasoning{Effort: t.tc.Effort}
+		if t.tc.Summary != "" && t.tc.Summary != "none" {
+			r.Summary = t.tc.Summary
+		}
+		req.Reasoning = r
+	}
+	if len(t.tc.OutputSchema) > 0 {
+		req.Text = &model.TextControls{Format: &model.TextFormat{
+			Type: "json_schema", Name: "output", Schema: t.tc.OutputSchema, Strict: true,
+		}}
+	}
+	return req
+}
+
+// turnErrorFrom classifies a failure that ends a turn.
+func turnErrorFrom(err error) *TurnError {
+	var me *model.Error
+	if errors.As(err, &me) {
+		kind, status := errorKindOf(me)
+		return &TurnError{Message: me.Message, Kind: kind, HTTPStatus: status}
+	}
+	return &TurnError{Message: err.Error(), Kind: KindOther}
+}
+
+// errorKindOf maps a model error to the error class clients see when it
+// ends a turn, as the reference reports them: an HTTP 400 is "other" with
+// the body as text, and so is a response.failed. (While the core retries,
+// every failure is reported as a stream disconnect.)
+func errorKindOf(me *model.Error) (ErrorKind, int) {
+	switch me.Kind {
+	case model.ErrContextWindowExceeded:
+		return KindContextWindowExceeded, me.HTTPStatus
+	case model.ErrQuotaExceeded:
+		return KindUsageLimitExceeded, me.HTTPStatus
+	case model.ErrUnauthorized:
+		return KindUnauthorized, me.HTTPStatus
+	case model.ErrServerOverloaded:
+		return KindServerOverloaded, me.HTTPStatus
+	case model.ErrModelNotFound:
+		return KindModelNotFound, me.HTTPStatus
+	case model.ErrInternalServer:
+		return KindInternalServerError, me.HTTPStatus
+	case model.ErrConnectionFailed:
+		return KindHTTPConnectionFailed, me.HTTPStatus
+	case model.ErrStreamDisconnected, model.ErrStreamIdleTimeout, model.ErrResponseIncomplete:
+		return KindStreamDisconnected, me.HTTPStatus
+	case model.ErrRetryLimit:
+		return KindTooManyFailedAttempts, me.HTTPStatus
+	}
+	return KindOther, me.HTTPStatus
+}
+
+func newItemID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+func newMessageID() string { return "msg_" + newItemID() }
