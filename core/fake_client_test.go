@@ -99,7 +99,9 @@ func (s *fakeStream) Close() error { return nil }
 
 // Builders for scripted events.
 
-func evCreated() model.StreamEvent { return model.StreamEvent{Kind: model.EventCreated, ResponseID: "resp_1"} }
+func evCreated() model.StreamEvent {
+	return model.StreamEvent{Kind: model.EventCreated, ResponseID: "resp_1"}
+}
 
 func evCompleted(endTurn *bool) model.StreamEvent {
 	return model.StreamEvent{Kind: model.EventCompleted, ResponseID: "resp_1", EndTurn: endTurn,

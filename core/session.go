@@ -54,7 +54,7 @@ type Config struct {
 	History []model.ResponseItem
 	// Sink persists the thread; nil keeps nothing.
 	Sink Sink
-	Log   *zap.Logger
+	Log  *zap.Logger
 	// Now and Sleep are the clock, replaceable in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error

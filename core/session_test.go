@@ -136,7 +136,10 @@ func TestHistoryReplayedExactly(t *testing.T) {
 	if _, err := s.Call(ctx10(t), userInput("second")); err != nil {
 		t.Fatal(err)
 	}
-	col.waitFor(func(ev Event) bool { _, ok := ev.Msg.(TurnComplete); return ok && ev.Msg.(TurnComplete).LastAgentMessage == "two" })
+	col.waitFor(func(ev Event) bool {
+		_, ok := ev.Msg.(TurnComplete)
+		return ok && ev.Msg.(TurnComplete).LastAgentMessage == "two"
+	})
 	in := c.requests()[1].Input
 	found := false
 	for _, it := range in {
