@@ -1,0 +1,143 @@
+package patch
+
+import (
+	"strings"
+	"unicode"
+)
+
+// fileText is a file's content split into lines for matching.
+type fileText struct {
+	lines        []string // without "\n" (a CRLF file's lines keep "\r")
+	newlineAtEnd bool
+	crlf         bool
+	norm         [tierCount][]string // lines normalised per tier, on demand
+}
+
+func splitText(s string) *fileText {
+	f := &fileText{newlineAtEnd: strings.HasSuffix(s, "\n")}
+	if s == "" {
+		return f
+	}
+	f.lines = strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	cr := 0
+	for _, l := range f.lines {
+		if strings.HasSuffix(l, "\r") {
+			cr++
+		}
+	}
+	// A file is CRLF when most of its lines are: new lines get "\r" too.
+	f.crlf = cr*2 > len(f.lines)
+	return f
+}
+
+// A tier is one level of leniency in matching lines. Tiers are tried in
+// order; the first that finds the lines wins.
+type tier int
+
+const (
+	tierExact     tier = iota
+	tierTrimRight      // ignore trailing whitespace (and CR)
+	tierTrimSpace      // ignore leading and trailing whitespace
+	tierFold           // also fold typographic punctuation to ASCII
+	tierCount
+)
+
+func normalize(t tier, s string) string {
+	switch t {
+	case tierTrimRight:
+		return strings.TrimRightFunc(s, unicode.IsSpace)
+	case tierTrimSpace:
+		return strings.TrimSpace(s)
+	case tierFold:
+		return foldPunctuation(strings.TrimSpace(s))
+	}
+	return s
+}
+
+func (f *fileText) tierLines(t tier) []string {
+	if t == tierExact {
+		return f.lines
+	}
+	if f.norm[t] == nil {
+		n := make([]string, len(f.lines))
+		for i, l := range f.lines {
+			n[i] = normalize(t, l)
+		}
+		f.norm[t] = n
+	}
+	return f.norm[t]
+}
+
+// punctuation maps typographic characters models and editors substitute
+// for ASCII ones.
+var punctuation = strings.NewReplacer(
+	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'", "\u2032", "'",
+	"\u201C", "\"", "\u201D", "\"", "\u201E", "\"", "\u201F", "\"", "\u2033", "\"",
+	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
+	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
+	"\u2026", "...",
+)
+
+func foldPunctuation(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return punctuation.Replace(s)
+		}
+	}
+	return s
+}
+
+// match is where a sequence of lines was found.
+type match struct {
+	at     int // first index, -1 when not found
+	second int // a second index in the same tier, -1 when none
+}
+
+// seek looks for pat in f at or after from, tier by tier. With eof the
+// lines must end the file. It stops at the first tier that finds them and
+// reports a second occurrence in that tier, for ambiguity checks.
+func (f *fileText) seek(pat []string, from int, eof, fold bool) match {
+	last := tierFold
+	if !fold {
+		last = tierTrimSpace
+	}
+	np := make([]string, len(pat))
+	for t := tierExact; t <= last; t++ {
+		for i, l := range pat {
+			np[i] = normalize(t, l)
+		}
+		lines := f.tierLines(t)
+		if eof {
+			at := len(lines) - len(np)
+			if at >= from && equalAt(lines, np, at) {
+				return match{at: at, second: -1}
+			}
+			continue
+		}
+		m := match{at: -1, second: -1}
+		for i := max(from, 0); i+len(np) <= len(lines); i++ {
+			if equalAt(lines, np, i) {
+				if m.at < 0 {
+					m.at = i
+					continue
+				}
+				m.second = i
+				break
+			}
+		}
+		if m.at >= 0 {
+			return m
+		}
+	}
+	return match{at: -1, second: -1}
+}
+
+func equalAt(lines, pat []string, at int) bool {
+	for j, p := range pat {
+		if lines[at+j] != p {
+			return false
+		}
+	}
+	return true
+}
