@@ -56,8 +56,6 @@ type HunkLine struct {
 	Text string
 }
 
-
-
 // FileChange is a patch's effect on one file, as the fileChange item shows
 // it.
 type FileChange struct {

@@ -33,7 +33,15 @@ func applyHunks(content string, op *Op, fold bool) (string, error) {
 		for _, a := range h.Anchors {
 			m := f.seek([]string{a}, start, false, fold)
 			if m.at < 0 {
-				return "", herr(ErrContextNotFound, ": no line %s%s", quote(a), f.elsewhere([]string{a}, start, fold))
+				where := ""
+				if start > 0 {
+					where = fmt.Sprintf(" after line %d", start)
+				}
+				msg := ": could not find the '@@' line %s%s"
+				if e := f.elsewhere([]string{a}, start, fold); e != "" {
+					msg += "; " + e
+				}
+				return "", herr(ErrContextNotFound, msg, quote(a), where)
 			}
 			anchorAt = m.at
 			start = m.at + 1
@@ -69,8 +77,11 @@ func applyHunks(content string, op *Op, fold bool) (string, error) {
 				if h.EOF {
 					where = " at the end of the file"
 				}
-				return "", herr(ErrContextNotFound, ": could not find these lines%s:\n%s%s",
-					where, showLines(shown), f.elsewhere(shown, start, fold))
+				msg := fmt.Sprintf(": could not find these lines%s:\n%s", where, showLines(shown))
+				if e := f.elsewhere(shown, start, fold); e != "" {
+					msg += e
+				}
+				return "", herr(ErrContextNotFound, "%s", msg)
 			}
 			if m.second >= 0 && anchorAt < 0 {
 				return "", herr(ErrAmbiguous, ": these lines occur more than once (at lines %d and %d%s):\n%s"+
@@ -117,7 +128,7 @@ func (f *fileText) elsewhere(pat []string, from int, fold bool) string {
 		return ""
 	}
 	if m := f.seek(pat, 0, false, fold); m.at >= 0 && m.at < from {
-		return fmt.Sprintf("\nthey are at line %d, before the previous match: hunks and '@@' headers must be in file order", m.at+1)
+		return fmt.Sprintf("they are at line %d, before the previous match: hunks and '@@' headers must be in file order", m.at+1)
 	}
 	return ""
 }
