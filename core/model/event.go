@@ -46,8 +46,9 @@ type StreamEvent struct {
 
 	// Set on EventCreated and EventCompleted.
 	ResponseID string
-	// Model is the model that served the response, when the server says
-	// (EventCreated, EventCompleted); used to detect a reroute.
+	// Model is set on EventCreated and EventCompleted only when the server
+	// names a model that differs from Request.Model: the request was
+	// rerouted, and the turn loop reports it.
 	Model string
 	// Set on EventCompleted.
 	Usage *TokenUsage

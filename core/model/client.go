@@ -1,0 +1,129 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// maxRetries caps request_max_retries, as the reference does.
+const maxRetries = 100
+
+// Client streams responses from one provider. It is safe for concurrent
+// use; each Stream call is an independent request.
+type Client struct {
+	provider Provider
+	http     *http.Client
+	log      *zap.Logger
+	sleep    func(ctx context.Context, d time.Duration) error
+
+	// url is the full endpoint, query included; setupErr is set instead
+	// when the provider cannot be used, and every Stream call returns it.
+	url      string
+	setupErr *Error
+	idle     time.Duration
+	retries  int
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client. Its Timeout must be zero: a stream
+// may last many minutes, and the client enforces the idle timeout itself.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) { c.http = hc }
+}
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l *zap.Logger) Option {
+	return func(c *Client) { c.log = l }
+}
+
+// WithSleep replaces the wait between connection retries; it must return
+// early with ctx.Err() when ctx ends. Tests use it to record the delays.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *Client) { c.sleep = sleep }
+}
+
+// NewClient returns a client for provider p. Zero StreamIdleTimeout means
+// the default; RequestMaxRetries is used as given (the config loader fills
+// in the default) and capped at 100. A provider that cannot work (bad
+// base_url, wire_api other than "responses") makes every Stream call fail
+// with ErrInvalidRequest.
+func NewClient(p Provider, opts ...Option) *Client {
+	c := &Client{
+		provider: p,
+		http:     http.DefaultClient,
+		log:      zap.NewNop(),
+		sleep:    sleepCtx,
+		idle:     p.StreamIdleTimeout,
+		retries:  min(max(p.RequestMaxRetries, 0), maxRetries),
+	}
+	if c.idle <= 0 {
+		c.idle = DefaultStreamIdleTimeout
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	c.url, c.setupErr = endpointURL(p)
+	return c
+}
+
+// Stream sends req and returns the open response stream once the server
+// has answered 200 with an event stream. Retryable failures before that
+// (connection errors, 5xx, 429, no answer within the idle timeout) are
+// retried up to RequestMaxRetries times, waiting Backoff(n) or the delay the
+// server asked for; the last failure is returned as an *Error. Failures
+// after the stream has started are returned by Stream.Next and are not
+// retried here: the turn loop retries whole streams (StreamMaxRetries).
+//
+// When ctx ends, Stream returns ctx.Err(). The stream stays bound to ctx:
+// cancelling it closes the connection.
+func (c *Client) Stream(ctx context.Context, req *Request, meta CallMeta) (Stream, error) {
+	if c.setupErr != nil {
+		return nil, c.setupErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	body, err := marshalNoEscape(req)
+	if err != nil {
+		return nil, &Error{Kind: ErrInvalidRequest, Message: "cannot encode the request: " + err.Error(), Err: err}
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := c.open(ctx, body, req.Model, meta)
+		if err == nil {
+			return st, nil
+		}
+		var me *Error
+		if !errors.As(err, &me) || !me.Retryable() || attempt >= c.retries {
+			return nil, err
+		}
+		delay := me.RetryAfter
+		if delay <= 0 {
+			delay = Backoff(attempt + 1)
+		}
+		c.log.Info("model request failed; retrying",
+			zap.String("thread_id", meta.ThreadID), zap.String("turn_id", meta.TurnID),
+			zap.Int("retry", attempt+1), zap.Int("max_retries", c.retries),
+			zap.Duration("delay", delay), zap.Error(err))
+		if err := c.sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,122 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tmaxmax/go-sse"
+)
+
+// maxErrorBody caps how much of an HTTP error body is read.
+const maxErrorBody = 1 << 20
+
+// endpointURL builds {base_url}/responses with the provider's query params.
+func endpointURL(p Provider) (string, *Error) {
+	if p.WireAPI != "" && p.WireAPI != "responses" {
+		return "", &Error{Kind: ErrInvalidRequest, Message: "provider " + p.ID + ": wire_api " + p.WireAPI + " is not supported; use \"responses\""}
+	}
+	u, err := url.Parse(strings.TrimRight(p.BaseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", &Error{Kind: ErrInvalidRequest, Message: "provider " + p.ID + ": base_url " + p.BaseURL + " is not an http(s) URL", Err: err}
+	}
+	u.Path += "/responses"
+	u.RawPath = ""
+	if len(p.QueryParams) > 0 {
+		q := u.Query()
+		keys := make([]string, 0, len(p.QueryParams))
+		for k := range p.QueryParams {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			q.Set(k, p.QueryParams[k])
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
+}
+
+// setHeaders sets the request headers. Provider http_headers come last so
+// that a configuration can override the defaults.
+func (c *Client) setHeaders(h http.Header, meta CallMeta) {
+	h.Set("Accept", "text/event-stream")
+	h.Set("Content-Type", "application/json")
+	if c.provider.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.provider.APIKey)
+	}
+	if meta.Originator != "" {
+		h.Set("originator", meta.Originator)
+	}
+	ua := meta.UserAgent
+	if ua == "" {
+		ua = "agentd"
+	}
+	h.Set("User-Agent", ua)
+	if meta.ThreadID != "" {
+		h.Set("session-id", meta.ThreadID)
+		h.Set("thread-id", meta.ThreadID)
+		h.Set("x-client-request-id", meta.ThreadID)
+	}
+	for k, v := range c.provider.HTTPHeaders {
+		h.Set(k, v)
+	}
+}
+
+// open makes one attempt: it sends the request and returns the stream once
+// a 200 event stream has started, or a classified error.
+func (c *Client) open(ctx context.Context, body []byte, model string, meta CallMeta) (Stream, error) {
+	actx, cancel := context.WithCancel(ctx)
+	s := &sseStream{ctx: ctx, cancel: cancel, log: c.log, model: model, idle: c.idle,
+		threadID: meta.ThreadID, turnID: meta.TurnID}
+	// The idle timer also covers the wait for the response headers: a
+	// server that accepts the connection and never answers is as stuck as
+	// one that stops mid-stream.
+	s.timer = time.AfterFunc(c.idle, s.onIdle)
+	fail := func(err error) (Stream, error) {
+		s.timer.Stop()
+		cancel()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if s.idleFired.Load() {
+			return nil, idleError()
+		}
+		return nil, err
+	}
+
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return fail(&Error{Kind: ErrInvalidRequest, Message: err.Error(), Err: err})
+	}
+	c.setHeaders(hreq.Header, meta)
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return fail(&Error{Kind: ErrConnectionFailed, Message: err.Error(), Err: err})
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		return fail(classifyHTTP(resp.StatusCode, resp.Header, b))
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != "text/event-stream" {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			return fail(&Error{Kind: ErrInvalidRequest, HTTPStatus: resp.StatusCode,
+				Message: "expected an event stream from " + c.url + ", got " + ct + ": " + string(b)})
+		}
+	}
+	s.start(resp.Body)
+	return s, nil
+}
+
+// sseReadConfig raises go-sse's 64 KiB event limit: response.completed
+// repeats the whole output and easily exceeds it.
+var sseReadConfig = &sse.ReadConfig{MaxEventSize: 16 << 20}
