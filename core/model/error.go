@@ -20,14 +20,14 @@ const (
 	ErrModelNotFound                   // HTTP 404 for the model
 
 	// Retryable kinds.
-	ErrInternalServer      // HTTP 5xx
-	ErrRateLimited         // HTTP 429
-	ErrConnectionFailed    // network error before a response
-	ErrStreamDisconnected  // stream ended before response.completed, or a read error
-	ErrResponseFailed      // response.failed / error event
-	ErrStreamIdleTimeout   // no data for stream_idle_timeout
-	ErrResponseIncomplete  // response.incomplete
-	ErrRetryLimit          // connection retries exhausted (wraps the last error)
+	ErrInternalServer     // HTTP 5xx
+	ErrRateLimited        // HTTP 429
+	ErrConnectionFailed   // network error before a response
+	ErrStreamDisconnected // stream ended before response.completed, or a read error
+	ErrResponseFailed     // response.failed / error event
+	ErrStreamIdleTimeout  // no data for stream_idle_timeout
+	ErrResponseIncomplete // response.incomplete
+	ErrRetryLimit         // connection retries exhausted (wraps the last error)
 )
 
 var errorKindNames = [...]string{

@@ -89,6 +89,22 @@ func drain(t *testing.T, st model.Stream) ([]model.StreamEvent, error) {
 	}
 }
 
+// readAll reads st to its end without a timeout, for synctest bubbles
+// (where a hang is reported as a deadlock and time.After is fake).
+func readAll(st model.Stream) ([]model.StreamEvent, error) {
+	var evs []model.StreamEvent
+	for {
+		ev, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
 // modelError asserts that err is a *model.Error and returns it.
 func modelError(t *testing.T, err error) *model.Error {
 	t.Helper()

@@ -45,10 +45,12 @@ type sseStream struct {
 	next func() (sse.Event, error, bool)
 	stop func()
 
-	mu      sync.Mutex // guards the fields that follow
-	busy    bool       // a Next is running the parser
-	stopped bool       // the parser was stopped
-	err     error      // once set, the stream is over: io.EOF or the failure
+	mu        sync.Mutex // guards the fields that follow
+	busy      bool       // a Next is running the parser
+	stopped   bool       // the parser was stopped
+	completed bool       // response.completed was returned
+	drained   bool       // the body was read to its end after it
+	err       error      // once set, the stream is over: io.EOF or the failure
 
 	// Used only by the goroutine inside Next.
 	fields     eventFields
@@ -94,22 +96,36 @@ func (s *sseStream) Next() (StreamEvent, error) {
 		return StreamEvent{}, err
 	}
 	s.busy = true
+	completed := s.completed
 	s.mu.Unlock()
 
-	ev, err := s.read()
+	var ev StreamEvent
+	var err error
+	if completed {
+		s.drainEvents()
+	} else {
+		ev, err = s.read()
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy = false
-	if s.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case completed:
+		s.drained = true
+		s.finishLocked(io.EOF)
+		return StreamEvent{}, io.EOF
+	case s.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
 		// Close raced with a successful read: report the close.
 		ev, err = StreamEvent{}, context.Canceled
-	}
-	switch {
+		s.finishLocked(err)
 	case err != nil:
 		s.finishLocked(err)
 	case ev.Kind == EventCompleted:
-		s.finishLocked(io.EOF)
+		// Nothing follows but the end of the body; waiting for it is no
+		// longer a reason to fail.
+		s.completed = true
+		s.timer.Stop()
 	}
 	return ev, err
 }
@@ -117,11 +133,13 @@ func (s *sseStream) Next() (StreamEvent, error) {
 // Close ends the stream; see Stream.
 func (s *sseStream) Close() error {
 	s.mu.Lock()
-	done := s.err != nil
-	if !done {
-		s.closed.Store(true)
+	done := s.err != nil || s.completed
+	if s.err == nil {
+		if !s.completed {
+			s.closed.Store(true)
+		}
 		if !s.busy {
-			s.finishLocked(context.Canceled)
+			s.finishLocked(closeResult(s.completed))
 		}
 	}
 	s.mu.Unlock()
@@ -130,6 +148,13 @@ func (s *sseStream) Close() error {
 		s.cancel()
 	}
 	return nil
+}
+
+func closeResult(completed bool) error {
+	if completed {
+		return io.EOF
+	}
+	return context.Canceled
 }
 
 // finishLocked ends the stream with err (io.EOF after response.completed).
@@ -141,8 +166,8 @@ func (s *sseStream) finishLocked(err error) {
 		s.stop()
 	}
 	s.timer.Stop()
-	if err == io.EOF {
-		go s.drain()
+	if err == io.EOF && !s.drained {
+		go s.drainBody()
 	} else {
 		s.cancel()
 		s.body.Close()
@@ -150,9 +175,23 @@ func (s *sseStream) finishLocked(err error) {
 	s.logSummary(err)
 }
 
-// drain reads what follows response.completed (normally just the end of the
-// chunked body) so that net/http can reuse the connection.
-func (s *sseStream) drain() {
+// drainEvents reads what follows response.completed (normally only the end
+// of the chunked body) so that net/http can reuse the connection. Anything
+// that is not the end within drainTimeout is abandoned.
+func (s *sseStream) drainEvents() {
+	t := time.AfterFunc(drainTimeout, s.cancel)
+	defer t.Stop()
+	for {
+		_, err, ok := s.next()
+		if !ok || err != nil {
+			return
+		}
+	}
+}
+
+// drainBody is drainEvents for a stream closed right after
+// response.completed, in the background so that Close does not wait.
+func (s *sseStream) drainBody() {
 	t := time.AfterFunc(drainTimeout, s.cancel)
 	_, _ = io.Copy(io.Discard, io.LimitReader(s.body, drainLimit))
 	t.Stop()
