@@ -18,19 +18,21 @@ const grammar = `start: "*** Begin Patch" NL operation+ "*** End Patch" NL?
 operation: add_file | delete_file | update_file
 
 add_file: "*** Add File: " PATH NL added_line*
-added_line: "+" TEXT? NL
-
 delete_file: "*** Delete File: " PATH NL
-
-update_file: "*** Update File: " PATH NL move_to? update_line*
+update_file: "*** Update File: " PATH NL (move_to hunks? | hunks)
 move_to: "*** Move to: " PATH NL
-update_line: hunk_header | context_line | removed_line | added_line | end_of_file
+
+hunks: first_hunk hunk* | hunk+
+first_hunk: change_line+ end_of_file?
+hunk: hunk_header+ change_line+ end_of_file?
 hunk_header: "@@" (" " TEXT)? NL
+change_line: context_line | removed_line | added_line
 context_line: " " TEXT? NL
 removed_line: "-" TEXT? NL
+added_line: "+" TEXT? NL
 end_of_file: "*** End of File" NL
 
-PATH: /[^\r\n]+/
+PATH: /[^\s\x00][^\r\n\x00]*/
 TEXT: /[^\r\n]+/
 NL: /\n/
 `
