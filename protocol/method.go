@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"sort"
@@ -27,9 +28,17 @@ type MethodInfo struct {
 	// Experimental methods are only served to connections that declared
 	// capabilities.experimentalApi.
 	Experimental bool
+	// ExperimentalDelivery marks notifications that are stable in the schema
+	// but sent only to experimental connections (thread/settings/updated,
+	// thread/readState/changed).
+	ExperimentalDelivery bool
 }
 
-var methods = map[MethodKind]map[string]*MethodInfo{}
+var (
+	methods = map[MethodKind]map[string]*MethodInfo{}
+	// order lists each kind's methods in registration order.
+	order = map[MethodKind][]string{}
+)
 
 // register adds a method to the table; called from init functions.
 func register(kind MethodKind, method string, params, result any, experimental bool) {
@@ -47,6 +56,7 @@ func register(kind MethodKind, method string, params, result any, experimental b
 		panic("protocol: method registered twice: " + method)
 	}
 	methods[kind][method] = m
+	order[kind] = append(order[kind], method)
 }
 
 // Lookup returns the method of the kind with the name.
@@ -66,26 +76,31 @@ func Methods(kind MethodKind) []*MethodInfo {
 }
 
 // DecodeParams decodes raw params for m into a new value of m.Params and
-// returns a pointer to it. Errors are *Error values that name the field and
-// what was expected.
+// returns a pointer to it (nil when m has no params type). Omitted or null
+// params are accepted when the params type has no required fields; otherwise
+// the error is "Invalid request: missing field `params`". Other errors are
+// *Error values with CodeInvalidRequest that name the field and what was
+// expected, worded like the reference ("Invalid request: missing field
+// `threadId`"). Unknown fields are ignored. See Unmarshal.
 func DecodeParams(m *MethodInfo, raw json.RawMessage) (any, error) {
 	if m.Params == nil {
 		return nil, nil
 	}
 	v := reflect.New(m.Params)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
+	if d := (scanner{data: raw}); d.peek() == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		if ShapeOf(m.Params).required > 0 {
+			return nil, InvalidRequest("Invalid request: missing field `params`")
+		}
+		return v.Interface(), nil
 	}
-	if err := json.Unmarshal(raw, v.Interface()); err != nil {
-		return nil, InvalidRequest("Invalid request: %v", err)
+	if err := Unmarshal(raw, v.Interface()); err != nil {
+		return nil, InvalidRequest("Invalid request: %s", err.Error())
 	}
 	return v.Interface(), nil
 }
 
-// ExperimentalUse returns the descriptor of the first experimental field
-// or enum variant used in raw params of m ("thread/start.experimentalRawEvents",
-// "askForApproval.granular"), or "" if none is used. A field that is
-// present but null does not count.
-func ExperimentalUse(m *MethodInfo, raw json.RawMessage) string {
-	return ""
+// UnknownMethod returns the error for a client request with a method that is
+// not in the table, listing the known ones as the reference does.
+func UnknownMethod(method string) *Error {
+	return InvalidRequest("Invalid request: %s", unknownVariant(method, order[ClientRequest]).Error())
 }

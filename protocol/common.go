@@ -1,0 +1,110 @@
+package protocol
+
+import (
+	"encoding/json"
+	jsonv2 "encoding/json/v2"
+	"path/filepath"
+	"strconv"
+)
+
+// jsonMarshal writes with encoding/json, the encoder the server uses.
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// jsonUnmarshal reads with encoding/json/v2, which matches names
+// case-sensitively like the reference.
+func jsonUnmarshal(b []byte, v any) error { return jsonv2.Unmarshal(b, v) }
+
+// RequestID is a JSON-RPC request id: a string or an integer, echoed back
+// with its JSON type.
+type RequestID struct {
+	Str      string
+	Num      int64
+	IsString bool
+}
+
+// StringID returns a string request id.
+func StringID(s string) RequestID { return RequestID{Str: s, IsString: true} }
+
+// IntID returns an integer request id.
+func IntID(n int64) RequestID { return RequestID{Num: n} }
+
+// String returns the id as text (integers in decimal).
+func (id RequestID) String() string {
+	if id.IsString {
+		return id.Str
+	}
+	return strconv.FormatInt(id.Num, 10)
+}
+
+// MarshalJSON writes the id as a JSON string or number.
+func (id RequestID) MarshalJSON() ([]byte, error) {
+	if id.IsString {
+		return json.Marshal(id.Str)
+	}
+	return strconv.AppendInt(nil, id.Num, 10), nil
+}
+
+// UnmarshalJSON reads a JSON string or integer.
+func (id *RequestID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		id.IsString, id.Num = true, 0
+		return json.Unmarshal(b, &id.Str)
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return &decodeError{"data did not match any variant of untagged enum RequestId"}
+	}
+	*id = RequestID{Num: n}
+	return nil
+}
+
+// WireSchema describes RequestID for the schema generator.
+func (RequestID) WireSchema() map[string]any {
+	return map[string]any{"anyOf": []any{
+		map[string]any{"type": "string"},
+		map[string]any{"type": "integer", "format": "int64"},
+	}}
+}
+
+// AbsPath is an absolute file system path. Decoding rejects relative paths
+// with the reference's message.
+type AbsPath string
+
+func (AbsPath) checkWire(s string) error {
+	if !filepath.IsAbs(s) {
+		return &decodeError{"AbsolutePathBuf deserialized without a base path"}
+	}
+	return nil
+}
+
+// values lists enum constants as strings.
+func values[T ~string](vs ...T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// SortDirection orders list results.
+type SortDirection string
+
+// Sort directions.
+const (
+	SortAsc  SortDirection = "asc"
+	SortDesc SortDirection = "desc"
+)
+
+func (SortDirection) wireValues() []string { return values(SortAsc, SortDesc) }
+
+// TextRange is a span in a file (1-based lines and columns).
+type TextRange struct {
+	Start TextPosition `json:"start"`
+	End   TextPosition `json:"end"`
+}
+
+// TextPosition is a line and column in a file.
+type TextPosition struct {
+	Line   uint `json:"line"`
+	Column uint `json:"column"`
+}
