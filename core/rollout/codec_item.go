@@ -1,0 +1,286 @@
+package rollout
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+// ErrUnknownType is returned when decoding a record whose type tag this
+// version does not know. Readers skip such records.
+var ErrUnknownType = errors.New("rollout: unknown record type")
+
+// Item type tags, the same names the public protocol uses for ThreadItem.
+const (
+	itemUserMessage       = "userMessage"
+	itemAgentMessage      = "agentMessage"
+	itemReasoning         = "reasoning"
+	itemCommandExecution  = "commandExecution"
+	itemFileChange        = "fileChange"
+	itemPlan              = "plan"
+	itemDynamicToolCall   = "dynamicToolCall"
+	itemContextCompaction = "contextCompaction"
+)
+
+type wireUserMessage struct {
+	Type     string          `json:"type"`
+	ID       string          `json:"id"`
+	Content  []wireUserInput `json:"content"`
+	ClientID string          `json:"clientId,omitempty"`
+}
+
+type wireUserInput struct {
+	Type         string            `json:"type"`
+	Text         string            `json:"text,omitempty"`
+	TextElements []wireTextElement `json:"textElements,omitempty"`
+	ImageURL     string            `json:"imageUrl,omitempty"`
+	Path         string            `json:"path,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	Detail       string            `json:"detail,omitempty"`
+}
+
+type wireTextElement struct {
+	Start       int    `json:"start"`
+	End         int    `json:"end"`
+	Placeholder string `json:"placeholder,omitempty"`
+}
+
+type wireAgentMessage struct {
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Text  string `json:"text"`
+	Phase string `json:"phase,omitempty"`
+}
+
+type wireReasoning struct {
+	Type    string   `json:"type"`
+	ID      string   `json:"id"`
+	Summary []string `json:"summary,omitempty"`
+	Content []string `json:"content,omitempty"`
+}
+
+type wireCommand struct {
+	Type             string       `json:"type"`
+	ID               string       `json:"id"`
+	Command          string       `json:"command"`
+	Argv             []string     `json:"argv,omitempty"`
+	Cwd              string       `json:"cwd"`
+	Status           string       `json:"status"`
+	Source           string       `json:"source,omitempty"`
+	ProcessID        string       `json:"processId,omitempty"`
+	CommandActions   []wireAction `json:"commandActions,omitempty"`
+	AggregatedOutput *string      `json:"aggregatedOutput,omitempty"`
+	ExitCode         *int         `json:"exitCode,omitempty"`
+	DurationMs       *int64       `json:"durationMs,omitempty"`
+}
+
+type wireAction struct {
+	Type    string `json:"type"`
+	Command string `json:"command,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Query   string `json:"query,omitempty"`
+}
+
+type wireFileChange struct {
+	Type    string       `json:"type"`
+	ID      string       `json:"id"`
+	Changes []wireChange `json:"changes"`
+	Status  string       `json:"status"`
+}
+
+type wireChange struct {
+	Path     string `json:"path"`
+	Kind     string `json:"kind"`
+	MovePath string `json:"movePath,omitempty"`
+	Diff     string `json:"diff"`
+}
+
+type wirePlan struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+type wireDynamicTool struct {
+	Type         string           `json:"type"`
+	ID           string           `json:"id"`
+	Tool         string           `json:"tool"`
+	Namespace    string           `json:"namespace,omitempty"`
+	Arguments    json.RawMessage  `json:"arguments,omitempty"`
+	Status       string           `json:"status"`
+	ContentItems []wireDynContent `json:"contentItems,omitempty"`
+	Success      *bool            `json:"success,omitempty"`
+	DurationMs   *int64           `json:"durationMs,omitempty"`
+}
+
+type wireDynContent struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"imageUrl,omitempty"`
+	AudioURL string `json:"audioUrl,omitempty"`
+}
+
+type wireCompaction struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// MarshalItem encodes a turn item in the rollout's stable form: an object
+// tagged by "type" with camelCase fields.
+func MarshalItem(it core.TurnItem) ([]byte, error) {
+	w, err := itemToWire(it)
+	if err != nil {
+		return nil, err
+	}
+	return marshal(w)
+}
+
+func itemToWire(it core.TurnItem) (any, error) {
+	switch v := it.(type) {
+	case core.UserMessageItem:
+		w := wireUserMessage{Type: itemUserMessage, ID: v.ID, ClientID: v.ClientID, Content: make([]wireUserInput, len(v.Content))}
+		for i, in := range v.Content {
+			w.Content[i] = wireUserInput{
+				Type: string(in.Kind), Text: in.Text, ImageURL: in.ImageURL, Path: in.Path, Name: in.Name, Detail: in.Detail,
+			}
+			for _, te := range in.TextElements {
+				w.Content[i].TextElements = append(w.Content[i].TextElements, wireTextElement(te))
+			}
+		}
+		return w, nil
+	case core.AgentMessageItem:
+		return wireAgentMessage{Type: itemAgentMessage, ID: v.ID, Text: v.Text, Phase: v.Phase}, nil
+	case core.ReasoningItem:
+		return wireReasoning{Type: itemReasoning, ID: v.ID, Summary: v.Summary, Content: v.Content}, nil
+	case core.CommandExecutionItem:
+		w := wireCommand{
+			Type: itemCommandExecution, ID: v.ID, Command: v.Command, Argv: v.Argv, Cwd: v.Cwd,
+			Status: string(v.Status), Source: string(v.Source), ProcessID: v.ProcessID,
+			AggregatedOutput: v.AggregatedOutput, ExitCode: v.ExitCode, DurationMs: v.DurationMs,
+		}
+		for _, a := range v.Actions {
+			w.CommandActions = append(w.CommandActions, wireAction{
+				Type: string(a.Kind), Command: a.Command, Name: a.Name, Path: a.Path, Query: a.Query,
+			})
+		}
+		return w, nil
+	case core.FileChangeItem:
+		w := wireFileChange{Type: itemFileChange, ID: v.ID, Status: string(v.Status), Changes: make([]wireChange, len(v.Changes))}
+		for i, c := range v.Changes {
+			w.Changes[i] = wireChange{Path: c.Path, Kind: string(c.Kind), MovePath: c.MovePath, Diff: c.Diff}
+		}
+		return w, nil
+	case core.PlanItem:
+		return wirePlan{Type: itemPlan, ID: v.ID, Text: v.Text}, nil
+	case core.DynamicToolCallItem:
+		w := wireDynamicTool{
+			Type: itemDynamicToolCall, ID: v.ID, Tool: v.Tool, Namespace: v.Namespace, Arguments: v.Arguments,
+			Status: string(v.Status), Success: v.Success, DurationMs: v.DurationMs,
+		}
+		for _, c := range v.ContentItems {
+			w.ContentItems = append(w.ContentItems, wireDynContent(c))
+		}
+		return w, nil
+	case core.ContextCompactionItem:
+		return wireCompaction{Type: itemContextCompaction, ID: v.ID}, nil
+	case nil:
+		return nil, errors.New("rollout: nil turn item")
+	default:
+		return nil, fmt.Errorf("rollout: cannot encode turn item %T", it)
+	}
+}
+
+// UnmarshalItem decodes a turn item written by MarshalItem. A type tag it
+// does not know yields an error wrapping ErrUnknownType.
+func UnmarshalItem(b []byte) (core.TurnItem, error) {
+	typ, err := peekType(b)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: turn item: %w", err)
+	}
+	switch typ {
+	case itemUserMessage:
+		var w wireUserMessage
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		it := core.UserMessageItem{ID: w.ID, ClientID: w.ClientID, Content: make([]core.UserInput, len(w.Content))}
+		for i, in := range w.Content {
+			it.Content[i] = core.UserInput{
+				Kind: core.UserInputKind(in.Type), Text: in.Text, ImageURL: in.ImageURL, Path: in.Path, Name: in.Name, Detail: in.Detail,
+			}
+			for _, te := range in.TextElements {
+				it.Content[i].TextElements = append(it.Content[i].TextElements, core.TextElement(te))
+			}
+		}
+		return it, nil
+	case itemAgentMessage:
+		var w wireAgentMessage
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		return core.AgentMessageItem{ID: w.ID, Text: w.Text, Phase: w.Phase}, nil
+	case itemReasoning:
+		var w wireReasoning
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		return core.ReasoningItem{ID: w.ID, Summary: w.Summary, Content: w.Content}, nil
+	case itemCommandExecution:
+		var w wireCommand
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		it := core.CommandExecutionItem{
+			ID: w.ID, Command: w.Command, Argv: w.Argv, Cwd: w.Cwd, Status: core.ItemStatus(w.Status),
+			Source: core.CommandSource(w.Source), ProcessID: w.ProcessID, AggregatedOutput: w.AggregatedOutput,
+			ExitCode: w.ExitCode, DurationMs: w.DurationMs,
+		}
+		for _, a := range w.CommandActions {
+			it.Actions = append(it.Actions, policy.CommandAction{
+				Kind: policy.CommandActionKind(a.Type), Command: a.Command, Name: a.Name, Path: a.Path, Query: a.Query,
+			})
+		}
+		return it, nil
+	case itemFileChange:
+		var w wireFileChange
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		it := core.FileChangeItem{ID: w.ID, Status: core.ItemStatus(w.Status), Changes: make([]core.FileChange, len(w.Changes))}
+		for i, c := range w.Changes {
+			it.Changes[i] = core.FileChange{Path: c.Path, Kind: core.FileChangeKind(c.Kind), MovePath: c.MovePath, Diff: c.Diff}
+		}
+		return it, nil
+	case itemPlan:
+		var w wirePlan
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		return core.PlanItem{ID: w.ID, Text: w.Text}, nil
+	case itemDynamicToolCall:
+		var w wireDynamicTool
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		it := core.DynamicToolCallItem{
+			ID: w.ID, Tool: w.Tool, Namespace: w.Namespace, Arguments: w.Arguments, Status: core.ItemStatus(w.Status),
+			Success: w.Success, DurationMs: w.DurationMs,
+		}
+		for _, c := range w.ContentItems {
+			it.ContentItems = append(it.ContentItems, core.DynamicContentItem(c))
+		}
+		return it, nil
+	case itemContextCompaction:
+		var w wireCompaction
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		return core.ContextCompactionItem{ID: w.ID}, nil
+	default:
+		return nil, fmt.Errorf("%w: turn item %q", ErrUnknownType, typ)
+	}
+}

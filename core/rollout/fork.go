@@ -1,0 +1,196 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentd-dev/agentd/core"
+)
+
+// ForkOptions say what to copy into a new thread.
+type ForkOptions struct {
+	// SourceID is the thread to copy.
+	SourceID string
+	// NewID is the new thread's id; a UUIDv7 is made when empty.
+	NewID string
+	// LastTurnID is the last turn to copy (inclusive); "" copies all.
+	LastTurnID string
+	// CreatedAt is the new thread's creation time (default now).
+	CreatedAt time.Time
+	// Adjust, when set, may change the new thread's meta (cwd, model,
+	// originator, …) before it is written. ID, CreatedAt and ForkedFromID
+	// are set again after it runs.
+	Adjust func(*SessionMeta)
+}
+
+// Fork copies a thread into a new one: a new id and meta naming the source
+// in ForkedFromID, and the source's records up to and including
+// LastTurnID's. The name is copied (as the reference does); the history,
+// turns and last token usage follow from the copied records. A copied turn
+// that had not ended in the source is recorded as interrupted in the
+// fork. The source file is not changed. Fork returns the new thread,
+// rebuilt from its file, which it writes and fsyncs before returning.
+func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
+	if r := s.recorder(opts.SourceID); r != nil {
+		// Records still queued in the source belong in the copy.
+		if err := r.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	loc, err := s.Find(opts.SourceID)
+	if err != nil {
+		return nil, err
+	}
+	src, err := ReadThread(loc.Path, ReadOptions{SkipHistory: true})
+	if err != nil {
+		return nil, err
+	}
+	if opts.LastTurnID != "" && !hasTurn(src, opts.LastTurnID) {
+		return nil, fmt.Errorf("%w: %s in thread %s", ErrTurnNotFound, opts.LastTurnID, opts.SourceID)
+	}
+	if opts.NewID == "" {
+		u, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		opts.NewID = u.String()
+	}
+	if err := validThreadID(opts.NewID); err != nil {
+		return nil, err
+	}
+	if opts.CreatedAt.IsZero() {
+		opts.CreatedAt = time.Now()
+	}
+	meta := src.Meta
+	if opts.Adjust != nil {
+		opts.Adjust(&meta)
+	}
+	meta.ID, meta.CreatedAt, meta.ForkedFromID = opts.NewID, opts.CreatedAt.UTC().Truncate(time.Millisecond), opts.SourceID
+
+	out, err := metaLine(meta)
+	if err != nil {
+		return nil, err
+	}
+	out, err = copyRecords(out, loc.Path, opts.LastTurnID)
+	if err != nil {
+		return nil, err
+	}
+	dst := s.PathFor(meta.CreatedAt, meta.ID)
+	if err := writeNewFile(dst, out); err != nil {
+		return nil, err
+	}
+	s.idx.touch(dst)
+	return ReadThread(dst, ReadOptions{})
+}
+
+func hasTurn(t *Thread, id string) bool {
+	for _, tn := range t.Turns {
+		if tn.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// copyRecords appends to out the source's valid records (all but its
+// session_meta) up to the end of turn last ("" for all), then thread names
+// recorded later, then an abort record for the copied last turn if it had
+// not ended.
+func copyRecords(out []byte, path, last string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const (
+		before = iota // copying up to the last turn
+		inLast        // inside the last turn
+		after         // past it: only names are copied
+	)
+	state := before
+	var openTurn string // the last copied turn, while it has not ended
+	copyOne := func(b []byte) error {
+		l, err := parseLine(b)
+		if err != nil {
+			return err
+		}
+		if !json.Valid(l.Payload) {
+			return errors.New("unreadable payload")
+		}
+		if l.Type == LineSessionMeta {
+			return nil
+		}
+		evType := ""
+		if l.Type == LineEventMsg {
+			evType, _ = peekType(l.Payload)
+		}
+		if last != "" {
+			switch {
+			case state == before && l.TurnID == last:
+				state = inLast
+			case state == inLast && l.TurnID != "" && l.TurnID != last:
+				state = after
+			}
+		}
+		if state == after && l.Type != LineThreadName {
+			return nil
+		}
+		switch evType {
+		case evTurnStarted:
+			openTurn = l.TurnID
+		case evTurnComplete, evTurnAborted:
+			if l.TurnID == openTurn {
+				openTurn = ""
+			}
+		}
+		out = append(out, b...)
+		out = append(out, '\n')
+		return nil
+	}
+	if _, err := scanLines(f, func(b []byte, _ int, _ bool) {
+		_, _ = applyRecovering(b, copyOne)
+	}); err != nil {
+		return nil, err
+	}
+	if openTurn != "" {
+		payload, err := MarshalEvent(core.TurnAborted{Reason: core.AbortInterrupted, CompletedAt: time.Now()})
+		if err != nil {
+			return nil, err
+		}
+		out = appendLine(out, time.Now(), LineEventMsg, openTurn, payload)
+	}
+	return out, nil
+}
+
+// writeNewFile creates path (which must not exist) with data, fsynced,
+// directory entry included.
+func writeNewFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}

@@ -1,0 +1,151 @@
+package rollout
+
+import (
+	"bufio"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// indexCacheName is the index cache file under the home. It is only a
+// cache: deleting it costs one full scan.
+const indexCacheName = "rollout-index.v1.gob"
+
+const indexCacheVersion = 1
+
+type cacheFile struct {
+	Version int
+	Home    string
+	Entries []entry
+}
+
+// load reads the cache file, if any. Entries it brings are checked like any
+// other on the first refresh (which re-stats every file).
+func (x *index) load() {
+	x.loaded = true
+	if x.cachePath == "" {
+		return
+	}
+	f, err := os.Open(x.cachePath)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var c cacheFile
+	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&c); err != nil || c.Version != indexCacheVersion || c.Home != x.home {
+		if err != nil && x.warn != nil {
+			x.warn(fmt.Sprintf("rollout index cache %s unreadable, rebuilding it: %v", x.cachePath, err))
+		}
+		return
+	}
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if e.Sum == nil || !x.inRoots(e.Path) {
+			continue
+		}
+		x.put(e)
+	}
+	// Force the first refresh to check every file it brought.
+	x.lastFull = time.Time{}
+}
+
+// cacheSaver writes the cache in the background, at most every
+// saveInterval, so that a List that changed the index does not pay for
+// writing it.
+type cacheSaver struct {
+	x      *index
+	signal chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+const saveInterval = 2 * time.Second
+
+func newCacheSaver(x *index) *cacheSaver {
+	return &cacheSaver{x: x, signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// kick asks for a save; the saver goroutine starts on the first one.
+func (c *cacheSaver) kick() {
+	c.once.Do(func() { go c.run() })
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (c *cacheSaver) run() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.signal:
+		case <-c.stop:
+			return
+		}
+		_ = c.x.save()
+		select {
+		case <-time.After(saveInterval):
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// close stops the saver and saves once more if anything is pending.
+func (x *index) close() error {
+	if x.saver == nil {
+		return nil
+	}
+	started := false
+	x.saver.once.Do(func() { close(x.saver.done) }) // never started
+	select {
+	case <-x.saver.done:
+	default:
+		started = true
+	}
+	if started {
+		close(x.saver.stop)
+		<-x.saver.done
+	}
+	x.mu.Lock()
+	loaded := x.loaded
+	x.mu.Unlock()
+	if !loaded {
+		return nil
+	}
+	return x.save()
+}
+
+// save writes the cache atomically (temporary file, rename).
+func (x *index) save() error {
+	x.mu.Lock()
+	c := cacheFile{Version: indexCacheVersion, Home: x.home, Entries: make([]entry, 0, len(x.entries))}
+	for _, e := range x.entries {
+		c.Entries = append(c.Entries, *e)
+	}
+	x.mu.Unlock()
+	tmp, err := os.CreateTemp(filepath.Dir(x.cachePath), ".rollout-index-*")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err := gob.NewEncoder(bw).Encode(&c); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), x.cachePath)
+}

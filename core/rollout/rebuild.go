@@ -1,0 +1,467 @@
+package rollout
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+// TurnStatus is the status of a rebuilt turn, as the protocol names it.
+type TurnStatus string
+
+const (
+	TurnCompleted   TurnStatus = "completed"
+	TurnInterrupted TurnStatus = "interrupted"
+	TurnFailed      TurnStatus = "failed"
+	TurnInProgress  TurnStatus = "inProgress"
+)
+
+// Turn is one turn of the public view, rebuilt from the rollout.
+type Turn struct {
+	ID     string
+	Kind   core.TurnKind
+	Status TurnStatus
+	// Error is why a failed turn failed.
+	Error       *core.TurnError
+	StartedAt   time.Time
+	CompletedAt time.Time // zero when the turn never ended
+	Duration    time.Duration
+	// Items are the turn's items in the order they started, each in its
+	// last recorded state. ItemTimes[i] belongs to Items[i].
+	Items     []core.TurnItem
+	ItemTimes []ItemTimes
+}
+
+// ItemTimes are when an item started and completed (millisecond precision;
+// CompletedAt is zero for an item that never completed).
+type ItemTimes struct {
+	StartedAt   time.Time
+	CompletedAt time.Time
+}
+
+// TokenUsage is the last token accounting of a thread and the turn it
+// belongs to.
+type TokenUsage struct {
+	TurnID string
+	Info   core.TokenUsageInfo
+}
+
+// Thread is everything rebuilt from one rollout file.
+type Thread struct {
+	Meta     SessionMeta
+	Path     string
+	Archived bool
+	Name     string
+	// Preview is the text of the first user message ("" before one).
+	Preview   string
+	CreatedAt time.Time
+	// UpdatedAt is the file's modification time.
+	UpdatedAt time.Time
+	// History is the model history: response items in order, after
+	// compactions and rollbacks.
+	History []model.ResponseItem
+	Turns   []Turn
+	// TokenUsage is the last recorded usage, nil when none.
+	TokenUsage *TokenUsage
+	// TurnContext is the last recorded turn context, nil when none.
+	TurnContext *TurnContext
+	// LastTurnFailed reports that the last turn failed: the thread shows
+	// systemError until its next turn starts.
+	LastTurnFailed bool
+	// Warnings list the records that were skipped (torn or unreadable).
+	Warnings []string
+}
+
+// ReadOptions tune ReadThread.
+type ReadOptions struct {
+	// RunningTurnID names the turn a loaded thread is running: if it is
+	// the last turn and has not ended, it is reported inProgress rather
+	// than interrupted.
+	RunningTurnID string
+	// SkipHistory leaves Thread.History nil, for views that only need
+	// turns and metadata.
+	SkipHistory bool
+}
+
+// ReadThread rebuilds a thread from its rollout file. It never refuses a
+// thread because of damaged records: torn and unreadable lines are skipped
+// and listed in Thread.Warnings; only a file that cannot be read is an
+// error.
+func ReadThread(path string, opts ReadOptions) (*Thread, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	rb := newRebuilder(path, opts)
+	if _, err := scanLines(f, rb.line); err != nil {
+		return nil, err
+	}
+	t := rb.finish()
+	t.UpdatedAt = st.ModTime()
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = st.ModTime()
+	}
+	return t, nil
+}
+
+type histEntry struct {
+	turnID string
+	item   model.ResponseItem
+}
+
+type turnState struct {
+	Turn
+	ended   bool
+	errSeen *core.TurnError
+	itemIdx map[string]int
+}
+
+type rebuilder struct {
+	path     string
+	opts     ReadOptions
+	t        Thread
+	metaSeen bool
+	history  []histEntry
+	turns    []*turnState
+	byID     map[string]*turnState
+	usages   []TokenUsage
+	firstAt  time.Time
+}
+
+func newRebuilder(path string, opts ReadOptions) *rebuilder {
+	return &rebuilder{path: path, opts: opts, t: Thread{Path: path}, byID: map[string]*turnState{}}
+}
+
+func (rb *rebuilder) line(b []byte, n int, torn bool) {
+	recovered, err := applyRecovering(b, rb.apply)
+	if err != nil || recovered {
+		rb.t.Warnings = append(rb.t.Warnings, lineWarning(rb.path, n, torn, recovered, err))
+	}
+}
+
+// apply decodes one record and folds it into the state. It changes nothing
+// when it returns an error, so a bad record can be retried or skipped.
+func (rb *rebuilder) apply(b []byte) error {
+	l, err := parseLine(b)
+	if err != nil {
+		return err
+	}
+	switch l.Type {
+	case LineSessionMeta:
+		var w wireMeta
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return err
+		}
+		if !rb.metaSeen {
+			rb.metaSeen = true
+			rb.t.Meta = w.meta()
+		}
+	case LineResponseItem:
+		if rb.opts.SkipHistory {
+			return nil
+		}
+		it, err := model.ParseResponseItem(l.Payload)
+		if err != nil {
+			return err
+		}
+		rb.history = append(rb.history, histEntry{turnID: l.TurnID, item: it})
+	case LineCompacted:
+		var w wireCompacted
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return err
+		}
+		if rb.opts.SkipHistory {
+			return nil
+		}
+		rb.history = rb.history[:0]
+		for _, it := range w.ReplacementHistory {
+			rb.history = append(rb.history, histEntry{item: it})
+		}
+	case LineTurnContext:
+		var w wireTurnContext
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return err
+		}
+		tc := w.turnContext()
+		rb.t.TurnContext = &tc
+	case LineThreadName:
+		var w wireThreadName
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return err
+		}
+		rb.t.Name = w.Name
+	case LineRollback:
+		var w wireRollback
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return err
+		}
+		rb.rollback(w.NumTurns)
+	case LineEventMsg:
+		msg, err := UnmarshalEvent(l.Payload)
+		if errors.Is(err, ErrUnknownType) {
+			return nil // written by a newer version
+		}
+		if err != nil {
+			return err
+		}
+		rb.event(l.TurnID, l.time(), msg)
+	default:
+		// A record kind of a newer version: skipped.
+	}
+	if rb.firstAt.IsZero() {
+		rb.firstAt = l.time()
+	}
+	return nil
+}
+
+func (rb *rebuilder) event(turnID string, at time.Time, msg core.EventMsg) {
+	switch m := msg.(type) {
+	case core.TurnStarted:
+		if turnID == "" || rb.byID[turnID] != nil {
+			return
+		}
+		start := m.StartedAt
+		if start.IsZero() {
+			start = at
+		}
+		ts := &turnState{Turn: Turn{ID: turnID, Kind: m.Kind, StartedAt: start}}
+		rb.turns = append(rb.turns, ts)
+		rb.byID[turnID] = ts
+	case core.ItemStarted:
+		if ts := rb.turn(turnID, at); ts != nil && m.Item != nil {
+			ts.put(m.Item, at, false)
+		}
+	case core.ItemCompleted:
+		if ts := rb.turn(turnID, at); ts != nil && m.Item != nil {
+			ts.put(m.Item, at, true)
+		}
+	case core.TurnComplete:
+		if ts := rb.byID[turnID]; ts != nil {
+			ts.ended = true
+			ts.Status = TurnCompleted
+			if m.Error != nil {
+				e := *m.Error
+				ts.Status, ts.Error = TurnFailed, &e
+			}
+			ts.CompletedAt, ts.Duration = orTime(m.CompletedAt, at), m.Duration
+		}
+	case core.TurnAborted:
+		if ts := rb.byID[turnID]; ts != nil {
+			ts.ended = true
+			ts.Status = TurnInterrupted
+			ts.CompletedAt, ts.Duration = orTime(m.CompletedAt, at), m.Duration
+		}
+	case core.Error:
+		if ts := rb.byID[turnID]; ts != nil {
+			e := m.Err
+			ts.errSeen = &e
+		}
+	case core.TokenCount:
+		rb.usages = append(rb.usages, TokenUsage{TurnID: turnID, Info: m.Info})
+	}
+}
+
+// turn returns the state of turn id, starting it if its TurnStarted record
+// was lost. Items outside any turn are not part of the public view.
+func (rb *rebuilder) turn(id string, at time.Time) *turnState {
+	if id == "" {
+		return nil
+	}
+	if ts := rb.byID[id]; ts != nil {
+		return ts
+	}
+	ts := &turnState{Turn: Turn{ID: id, Kind: core.TurnRegular, StartedAt: at}}
+	rb.turns = append(rb.turns, ts)
+	rb.byID[id] = ts
+	return ts
+}
+
+// put adds an item or replaces the earlier state of the same item.
+func (ts *turnState) put(it core.TurnItem, at time.Time, completed bool) {
+	id := it.ItemID()
+	if i, ok := ts.itemIdx[id]; ok && id != "" {
+		ts.Items[i] = it
+		if completed {
+			ts.ItemTimes[i].CompletedAt = at
+		}
+		return
+	}
+	if ts.itemIdx == nil {
+		ts.itemIdx = map[string]int{}
+	}
+	ts.itemIdx[id] = len(ts.Items)
+	ts.Items = append(ts.Items, it)
+	times := ItemTimes{StartedAt: at}
+	if completed {
+		times.CompletedAt = at
+	}
+	ts.ItemTimes = append(ts.ItemTimes, times)
+}
+
+// rollback drops the last n user turns (compaction turns are not counted,
+// but are dropped with the user turns around them) together with their
+// history items, usage and view.
+func (rb *rebuilder) rollback(n int) {
+	cut := len(rb.turns)
+	for cut > 0 && n > 0 {
+		cut--
+		if rb.turns[cut].Kind != core.TurnCompact {
+			n--
+		}
+	}
+	if cut == len(rb.turns) {
+		return
+	}
+	dropped := map[string]bool{}
+	for _, ts := range rb.turns[cut:] {
+		dropped[ts.ID] = true
+		delete(rb.byID, ts.ID)
+	}
+	rb.turns = rb.turns[:cut]
+	h := rb.history[:0]
+	for _, e := range rb.history {
+		if !dropped[e.turnID] {
+			h = append(h, e)
+		}
+	}
+	rb.history = h
+	u := rb.usages[:0]
+	for _, x := range rb.usages {
+		if !dropped[x.TurnID] {
+			u = append(u, x)
+		}
+	}
+	rb.usages = u
+}
+
+func (rb *rebuilder) finish() *Thread {
+	t := &rb.t
+	if !rb.metaSeen {
+		t.Meta.ID = threadIDFromFileName(filepath.Base(rb.path))
+	}
+	t.CreatedAt = t.Meta.CreatedAt
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = rb.firstAt
+	}
+	if !rb.opts.SkipHistory {
+		t.History = make([]model.ResponseItem, len(rb.history))
+		for i, e := range rb.history {
+			t.History[i] = e.item
+		}
+	}
+	t.Turns = make([]Turn, len(rb.turns))
+	for i, ts := range rb.turns {
+		last := i == len(rb.turns)-1
+		if !ts.ended {
+			switch {
+			case last && ts.ID == rb.opts.RunningTurnID:
+				ts.Status = TurnInProgress
+			case ts.errSeen != nil:
+				ts.Status, ts.Error = TurnFailed, ts.errSeen
+			default:
+				ts.Status = TurnInterrupted
+			}
+		}
+		if ts.Status == TurnFailed && ts.Error == nil {
+			ts.Error = ts.errSeen
+		}
+		if ts.Status != TurnInProgress {
+			ts.settleItems()
+		}
+		t.Turns[i] = ts.Turn
+	}
+	if n := len(t.Turns); n > 0 {
+		t.LastTurnFailed = t.Turns[n-1].Status == TurnFailed
+	}
+	t.Preview = previewOf(t.Turns)
+	if n := len(rb.usages); n > 0 {
+		u := rb.usages[n-1]
+		t.TokenUsage = &u
+	}
+	return t
+}
+
+// settleItems fixes items a finished turn left open: a crash or an abort
+// can leave an item started and never completed. A tool item is reported
+// failed rather than running forever; a message or reasoning item that
+// never received its content is dropped.
+func (ts *turnState) settleItems() {
+	items, times := ts.Items[:0], ts.ItemTimes[:0]
+	for i, it := range ts.Items {
+		if ts.ItemTimes[i].CompletedAt.IsZero() {
+			var keep bool
+			it, keep = settle(it)
+			if !keep {
+				continue
+			}
+		}
+		items = append(items, it)
+		times = append(times, ts.ItemTimes[i])
+	}
+	ts.Items, ts.ItemTimes = items, times
+}
+
+func settle(it core.TurnItem) (core.TurnItem, bool) {
+	switch v := it.(type) {
+	case core.CommandExecutionItem:
+		if v.Status == core.StatusInProgress {
+			v.Status = core.StatusFailed
+		}
+		return v, true
+	case core.FileChangeItem:
+		if v.Status == core.StatusInProgress {
+			v.Status = core.StatusFailed
+		}
+		return v, true
+	case core.DynamicToolCallItem:
+		if v.Status == core.StatusInProgress {
+			v.Status = core.StatusFailed
+		}
+		return v, true
+	case core.AgentMessageItem:
+		return v, v.Text != ""
+	case core.ReasoningItem:
+		return v, len(v.Summary) > 0 || len(v.Content) > 0
+	}
+	return it, true
+}
+
+// previewOf is the text of the first user message of the turns.
+func previewOf(turns []Turn) string {
+	for _, t := range turns {
+		for _, it := range t.Items {
+			if um, ok := it.(core.UserMessageItem); ok {
+				return userText(um)
+			}
+		}
+	}
+	return ""
+}
+
+func userText(um core.UserMessageItem) string {
+	var parts []string
+	for _, in := range um.Content {
+		if in.Kind == core.InputText && in.Text != "" {
+			parts = append(parts, in.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func orTime(t, fallback time.Time) time.Time {
+	if t.IsZero() {
+		return fallback
+	}
+	return t
+}

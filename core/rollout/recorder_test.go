@@ -1,0 +1,429 @@
+package rollout
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func readLines(t *testing.T, p string) []line {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []line
+	for _, raw := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		l, err := parseLine(raw)
+		if err != nil {
+			t.Fatalf("bad line %q: %v", raw, err)
+		}
+		l.Payload = append([]byte(nil), l.Payload...)
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestDeferredMaterialization(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, err := s.Create(testMeta("01a2298a-92b9-7252-86f8-84ac05ceba1c", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(r.Path(), "/sessions/2026/11/29/rollout-2026-11-29T23-01-17-01a2298a-92b9-7252-86f8-84ac05ceba1c.jsonl") {
+		t.Fatalf("path %s", r.Path())
+	}
+	// Records that are not a user turn do not create the file.
+	r.RecordItem("", model.NewTextMessage("", "developer", "injected"))
+	r.RecordEvent(core.Event{Msg: core.Warning{Message: "w"}})
+	if err := r.SetName(ctx, "early name"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(r.Path()) || r.Materialized() {
+		t.Fatal("file created before the first turn")
+	}
+	if _, err := s.Find(r.ThreadID()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Find before materialization: %v", err)
+	}
+	recordTurn(t, r, turnScript{id: "turn-1", prompt: "first prompt", end: "completed"})
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(r.Path()) || !r.Materialized() {
+		t.Fatal("file not created by the first turn")
+	}
+	lines := readLines(t, r.Path())
+	if lines[0].Type != LineSessionMeta {
+		t.Fatalf("first line is %s", lines[0].Type)
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	th := mustRead(t, r.Path(), ReadOptions{})
+	if th.Name != "early name" || th.Preview != "first prompt" || len(th.Turns) != 1 {
+		t.Fatalf("rebuilt %+v", th.Summary())
+	}
+	// The injected item recorded before the turn is in the history.
+	if th.History[0].Role() != "developer" {
+		t.Fatalf("history[0] = %s", th.History[0].Raw())
+	}
+}
+
+func TestThreadWithoutTurnsLeavesNoFile(t *testing.T) {
+	s, home := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, err := s.Create(testMeta("t-empty", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RecordTurnContext("", TurnContext{Model: "m"})
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(r.Path()) {
+		t.Fatal("a thread without turns left a file")
+	}
+	entries, _ := os.ReadDir(home + "/sessions")
+	if len(entries) != 0 {
+		t.Fatalf("sessions/ has %d entries", len(entries))
+	}
+}
+
+func TestPersistCreatesFileAtOnce(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, err := s.Create(testMeta("t-persist", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	if err := r.Persist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, r.Path())
+	if len(lines) != 1 || lines[0].Type != LineSessionMeta {
+		t.Fatalf("lines %+v", lines)
+	}
+	loc, err := s.Find("t-persist")
+	if err != nil || loc.Path != r.Path() {
+		t.Fatalf("Find: %v %v", loc, err)
+	}
+	// A persisted thread without turns is readable but not listed.
+	page, _, _, err := s.List(ListOptions{})
+	if err != nil || len(page) != 0 {
+		t.Fatalf("listed %d, %v", len(page), err)
+	}
+}
+
+func TestRecorderAfterCloseDropsAndReportsClosed(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, err := s.Create(testMeta("t-closed", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordTurn(t, r, turnScript{id: "t1", prompt: "p", end: "completed"})
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	before, _ := os.ReadFile(r.Path())
+	r.RecordItem("t1", model.NewTextMessage("", "user", "late"))
+	r.RecordEvent(core.Event{TurnID: "t1", Msg: core.TurnStarted{}})
+	if err := r.Flush(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Flush after Close: %v", err)
+	}
+	if err := r.SetName(ctx, "x"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SetName after Close: %v", err)
+	}
+	after, _ := os.ReadFile(r.Path())
+	if !bytes.Equal(before, after) {
+		t.Fatal("file changed after Close")
+	}
+	// The store forgot the recorder: a new one may be opened.
+	r2, err := s.Reopen("t-closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Close(ctx)
+}
+
+func TestSecondRecorderForOpenThreadRefused(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, err := s.Create(testMeta("t-dup", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	recordTurn(t, r, turnScript{id: "t1", prompt: "p", end: "completed"})
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reopen("t-dup"); !errors.Is(err, ErrThreadOpen) {
+		t.Fatalf("Reopen of an open thread: %v", err)
+	}
+	if _, err := s.Create(testMeta("t-dup", baseTime)); err == nil {
+		t.Fatal("Create over an existing thread succeeded")
+	}
+}
+
+func TestRecordsKeepOrderAndDroppedEventsAreNotWritten(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-order", baseTime))
+	recordTurn(t, r, turnScript{id: "t1", prompt: "p", end: "completed", withCommand: true})
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, l := range readLines(t, r.Path()) {
+		k := l.Type
+		if l.Type == LineEventMsg {
+			k, _ = peekType(l.Payload)
+		}
+		kinds = append(kinds, k)
+	}
+	want := []string{LineSessionMeta, LineTurnContext, evTurnStarted, evItemStarted, LineResponseItem, evItemCompleted,
+		LineResponseItem, evItemStarted, LineResponseItem, evItemCompleted,
+		evItemStarted, LineResponseItem, evItemCompleted, evTokenCount, evTurnComplete}
+	if strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Fatalf("records:\n got %v\nwant %v", kinds, want)
+	}
+}
+
+// flakyFile fails its first failures writes and then works.
+type flakyFile struct {
+	*os.File
+	failures *atomic.Int32
+}
+
+func (f flakyFile) Write(b []byte) (int, error) {
+	if f.failures.Add(-1) >= 0 {
+		// Half of the bytes land, as with a full disk.
+		n, _ := f.File.Write(b[:len(b)/2])
+		return n, errors.New("injected: no space left on device")
+	}
+	return f.File.Write(b)
+}
+
+func TestWriteErrorKeepsRecordsAndRetriesAtNextBarrier(t *testing.T) {
+	var w warnings
+	s, _ := openStore(t, Options{OnWarning: w.add})
+	ctx := testCtx(t)
+	var failures atomic.Int32
+	failures.Store(2)
+	s.cfg.open = func(path string, create bool) (appendFile, error) {
+		f, err := openAppend(path, create)
+		if err != nil {
+			return nil, err
+		}
+		return flakyFile{File: f.(*os.File), failures: &failures}, nil
+	}
+	r, err := s.Create(testMeta("t-flaky", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordTurn(t, r, turnScript{id: "t1", prompt: "first", end: "completed"})
+	// The writer's own attempt and this barrier fail.
+	for failures.Load() > 0 {
+		if err := r.Flush(ctx); err == nil {
+			t.Fatal("Flush succeeded while writes fail")
+		}
+	}
+	if !w.contains("write failed") {
+		t.Fatalf("no warning: %v", w.list())
+	}
+	recordTurn(t, r, turnScript{id: "t2", prompt: "second", end: "completed"})
+	if err := r.Sync(ctx); err != nil {
+		t.Fatalf("Sync after recovery: %v", err)
+	}
+	if !w.contains("writes succeed again") {
+		t.Fatalf("no recovery notice: %v", w.list())
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	th := mustRead(t, r.Path(), ReadOptions{})
+	if len(th.Warnings) != 0 {
+		t.Fatalf("damaged file: %v", th.Warnings)
+	}
+	if got := turnStatuses(th); len(got) != 2 || got[0] != TurnCompleted || got[1] != TurnCompleted {
+		t.Fatalf("turns %v", got)
+	}
+	if len(th.History) != 4 {
+		t.Fatalf("history has %d items", len(th.History))
+	}
+}
+
+func TestCloseGivesUpWhenWritesNeverRecover(t *testing.T) {
+	var w warnings
+	s, _ := openStore(t, Options{OnWarning: w.add})
+	s.cfg.open = func(string, bool) (appendFile, error) { return nil, errors.New("injected: read-only file system") }
+	r, err := s.Create(testMeta("t-ro", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordTurn(t, r, turnScript{id: "t1", prompt: "p", end: "completed"})
+	if err := r.Sync(testCtx(t)); err == nil {
+		t.Fatal("Sync succeeded")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := r.Close(ctx); err == nil {
+		t.Fatal("Close succeeded")
+	}
+	if !w.contains("closing with") {
+		t.Fatalf("no loss warning: %v", w.list())
+	}
+}
+
+func TestOutputCappedInRolloutOnly(t *testing.T) {
+	s, _ := openStore(t, Options{MaxItemOutput: 1024})
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-cap", baseTime))
+	recordTurn(t, r, turnScript{id: "t1", prompt: "p"})
+	big := strings.Repeat("x", 10_000)
+	r.RecordItem("t1", model.NewFunctionCallOutput("", "c", big))
+	r.RecordEvent(core.Event{TurnID: "t1", Msg: core.ItemCompleted{Item: core.CommandExecutionItem{
+		ID: "c", Status: core.StatusCompleted, AggregatedOutput: &big}}})
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	th := mustRead(t, r.Path(), ReadOptions{})
+	items := th.Turns[0].Items
+	cmd := items[len(items)-1].(core.CommandExecutionItem)
+	if n := len(*cmd.AggregatedOutput); n > 1200 {
+		t.Fatalf("item output %d bytes", n)
+	}
+	// The model history is exact.
+	if last := th.History[len(th.History)-1]; !strings.Contains(string(last.Raw()), big) {
+		t.Fatal("history output was cut")
+	}
+}
+
+func TestSizeWarningOnce(t *testing.T) {
+	var w warnings
+	s, _ := openStore(t, Options{OnWarning: w.add, SizeWarning: 4096})
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-big", baseTime))
+	for i := range 20 {
+		recordTurn(t, r, turnScript{id: "t" + string(rune('a'+i)), prompt: strings.Repeat("p", 500), end: "completed"})
+		if err := r.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close(ctx)
+	n := 0
+	for _, m := range w.list() {
+		if strings.Contains(m, "compacting") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d size warnings: %v", n, w.list())
+	}
+}
+
+func TestTurnEndIsFsyncedWithoutExplicitSync(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	var syncs atomic.Int32
+	s.cfg.open = func(path string, create bool) (appendFile, error) {
+		f, err := openAppend(path, create)
+		if err != nil {
+			return nil, err
+		}
+		return countingSync{File: f.(*os.File), n: &syncs}, nil
+	}
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-autosync", baseTime))
+	defer r.Close(ctx)
+	recordTurn(t, r, turnScript{id: "t1", prompt: "p", end: "completed"})
+	// Flush is only a write barrier; the writer fsynced for the turn end
+	// on its own before (or while) handling it.
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syncs.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if syncs.Load() == 0 {
+		t.Fatal("turn end not fsynced")
+	}
+}
+
+type countingSync struct {
+	*os.File
+	n *atomic.Int32
+}
+
+func (c countingSync) Sync() error { c.n.Add(1); return c.File.Sync() }
+
+func TestReopenAppendsAfterTornTail(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-torn", baseTime))
+	recordTurn(t, r, turnScript{id: "t1", prompt: "one", end: "completed"})
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A crash cut the next record in half.
+	f, _ := os.OpenFile(r.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"timestamp":"2026-11-29T23:02:00.000Z","type":"event_msg","turnId":"t2","payload":{"type":"turnSta`)
+	f.Close()
+	r2, err := s.Reopen("t-torn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordTurn(t, r2, turnScript{id: "t3", prompt: "three", end: "completed"})
+	if err := r2.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	th := mustRead(t, r.Path(), ReadOptions{})
+	if got := turnStatuses(th); len(got) != 2 || got[1] != TurnCompleted || th.Turns[1].ID != "t3" {
+		t.Fatalf("turns %v", got)
+	}
+	if len(th.Warnings) != 1 {
+		t.Fatalf("warnings %v", th.Warnings)
+	}
+	// Every line but the torn one is whole.
+	sc := bufio.NewScanner(bytes.NewReader(must(os.ReadFile(r.Path()))))
+	sc.Buffer(nil, 1<<20)
+	bad := 0
+	for sc.Scan() {
+		if _, err := parseLine(sc.Bytes()); err != nil || !strings.HasSuffix(sc.Text(), "}") {
+			bad++
+		}
+	}
+	if bad != 1 {
+		t.Fatalf("%d bad lines", bad)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,350 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+)
+
+// recorderConfig is what a Recorder needs from its Store.
+type recorderConfig struct {
+	warn          func(string)
+	maxItemOutput int
+	sizeWarning   int64
+	queueSize     int
+	// onWrite is called (on the writer goroutine) after bytes reached the
+	// file; the store's index uses it to know the file changed.
+	onWrite func(path string)
+	// open opens the rollout file for appending; tests replace it to
+	// inject failures.
+	open func(path string, create bool) (appendFile, error)
+}
+
+// appendFile is the part of *os.File the writer uses.
+type appendFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+func openAppend(path string, create bool) (appendFile, error) {
+	flags := os.O_WRONLY | os.O_APPEND
+	if create {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	return os.OpenFile(path, flags, 0o600)
+}
+
+// maxBatch is how many encoded bytes the writer holds before it writes
+// without waiting for the queue to go idle.
+const maxBatch = 1 << 20
+
+// writer is the state of a Recorder's writer goroutine; only that goroutine
+// touches it.
+type writer struct {
+	r   *Recorder
+	cfg *recorderConfig
+
+	f appendFile
+	// buf holds whole encoded records not yet written. A failed write
+	// leaves its unwritten suffix here.
+	buf []byte
+	// materialize says the file should exist; created says it does.
+	materialize bool
+	created     bool
+	// existing is set for a recorder opened on a file written before: its
+	// tail is checked for a torn line before the first append.
+	existing bool
+	// syncDue is set when buf holds a turn end: the next write is fsynced.
+	syncDue    bool
+	dirSynced  bool
+	failing    bool
+	size       int64
+	sizeWarned bool
+}
+
+func newRecorder(threadID, path string, cfg *recorderConfig, first []byte, existing bool, size int64) *Recorder {
+	qs := cfg.queueSize
+	if qs <= 0 {
+		qs = DefaultQueueSize
+	}
+	r := &Recorder{threadID: threadID, path: path, cmds: make(chan command, qs), exited: make(chan struct{})}
+	w := &writer{r: r, cfg: cfg, buf: first, existing: existing, size: size}
+	if existing {
+		w.materialize, w.created, w.dirSynced = true, true, true
+		r.created.Store(true)
+	}
+	go w.run()
+	return r
+}
+
+func (w *writer) run() {
+	defer close(w.r.exited)
+	for c := range w.r.cmds {
+		if w.handle(c) {
+			return
+		}
+		// Drain what is already queued before touching the disk, so a
+		// burst of records becomes one write (group commit).
+	drain:
+		for {
+			select {
+			case c := <-w.r.cmds:
+				if w.handle(c) {
+					return
+				}
+			default:
+				break drain
+			}
+		}
+		if !w.failing {
+			if w.syncDue {
+				_ = w.sync()
+			} else {
+				_ = w.write()
+			}
+		}
+	}
+}
+
+// handle applies one command and reports whether the writer must stop.
+func (w *writer) handle(c command) bool {
+	switch c.kind {
+	case cmdItem:
+		if c.turnID != "" && c.item.Type() == model.TypeMessage && c.item.Role() == "user" {
+			w.materialize = true
+		}
+		w.buf = appendLine(w.buf, c.at, LineResponseItem, c.turnID, c.item.Raw())
+	case cmdEvent:
+		w.event(c)
+	case cmdLine:
+		w.buf = appendLine(w.buf, c.at, c.lineType, c.turnID, c.payload)
+		if c.durable {
+			c.reply <- w.sync()
+		}
+	case cmdFlush:
+		c.reply <- w.write()
+	case cmdSync:
+		c.reply <- w.sync()
+	case cmdPersist:
+		w.materialize = true
+		c.reply <- w.sync()
+	case cmdClose:
+		c.reply <- w.close(c.ctx)
+		return true
+	}
+	if len(w.buf) >= maxBatch && !w.failing {
+		_ = w.write()
+	}
+	return false
+}
+
+func (w *writer) event(c command) {
+	ev := c.ev
+	switch m := ev.Msg.(type) {
+	case core.TurnStarted:
+		w.materialize = true
+	case core.TurnComplete, core.TurnAborted:
+		w.syncDue = true
+	case core.ItemStarted:
+		if _, ok := m.Item.(core.UserMessageItem); ok {
+			w.materialize = true
+		}
+		ev.Msg = core.ItemStarted{Item: capItem(m.Item, w.cfg.maxItemOutput)}
+	case core.ItemCompleted:
+		if _, ok := m.Item.(core.UserMessageItem); ok {
+			w.materialize = true
+		}
+		ev.Msg = core.ItemCompleted{Item: capItem(m.Item, w.cfg.maxItemOutput)}
+	}
+	payload, err := MarshalEvent(ev.Msg)
+	if err != nil {
+		w.warn(fmt.Sprintf("rollout %s: event not recorded: %v", w.r.path, err))
+		return
+	}
+	at := ev.Time
+	if at.IsZero() {
+		at = c.at
+	}
+	w.buf = appendLine(w.buf, at, LineEventMsg, ev.TurnID, payload)
+}
+
+// write sends buf to the file in one write call. Before materialization it
+// keeps buf in memory and succeeds.
+func (w *writer) write() error {
+	if !w.materialize || (len(w.buf) == 0 && w.created) {
+		return nil
+	}
+	if w.f == nil {
+		if err := w.open(); err != nil {
+			return w.fail(err)
+		}
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.f.Write(w.buf)
+	w.size += int64(n)
+	// Keep the unwritten suffix; a short write left part of a line in the
+	// file and the rest of it is written next, completing it.
+	w.buf = append(w.buf[:0], w.buf[n:]...)
+	if err == nil && len(w.buf) > 0 {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		_ = w.f.Close()
+		w.f = nil
+		return w.fail(err)
+	}
+	w.ok()
+	if w.cfg.onWrite != nil {
+		w.cfg.onWrite(w.r.path)
+	}
+	if w.cfg.sizeWarning > 0 && w.size > w.cfg.sizeWarning && !w.sizeWarned {
+		w.sizeWarned = true
+		w.warn(fmt.Sprintf("rollout %s is larger than %d MiB; compacting the thread would keep it resumable quickly",
+			w.r.path, w.cfg.sizeWarning>>20))
+	}
+	return nil
+}
+
+// sync writes and fsyncs. The directory is fsynced once after the file is
+// created, so that the file's name survives a crash too.
+func (w *writer) sync() error {
+	if err := w.write(); err != nil {
+		return err
+	}
+	if w.f == nil {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return w.fail(err)
+	}
+	w.syncDue = false
+	if !w.dirSynced {
+		if err := syncDir(filepath.Dir(w.r.path)); err != nil {
+			return w.fail(err)
+		}
+		w.dirSynced = true
+	}
+	return nil
+}
+
+func (w *writer) open() error {
+	open := w.cfg.open
+	if open == nil {
+		open = openAppend
+	}
+	if w.existing {
+		torn, err := endsTorn(w.r.path)
+		if err != nil {
+			return err
+		}
+		if torn {
+			// A crash left half a record at the end. End it, so our
+			// next record starts on a line of its own.
+			w.buf = append([]byte{'\n'}, w.buf...)
+		}
+		w.existing = false
+	}
+	f, err := open(w.r.path, !w.created)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	w.created = true
+	w.r.created.Store(true)
+	return nil
+}
+
+func (w *writer) close(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		err := w.sync()
+		if err == nil || !w.materialize {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			w.warn(fmt.Sprintf("rollout %s: closing with %d bytes unwritten: %v", w.r.path, len(w.buf), err))
+			w.closeFile()
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+	w.closeFile()
+	return nil
+}
+
+func (w *writer) closeFile() {
+	if w.f != nil {
+		_ = w.f.Close()
+		w.f = nil
+	}
+}
+
+func (w *writer) fail(err error) error {
+	if !w.failing {
+		w.failing = true
+		w.warn(fmt.Sprintf("rollout %s: write failed, %d bytes kept in memory and retried at the next flush: %v",
+			w.r.path, len(w.buf), err))
+	}
+	return err
+}
+
+func (w *writer) ok() {
+	if w.failing {
+		w.failing = false
+		w.warn(fmt.Sprintf("rollout %s: writes succeed again", w.r.path))
+	}
+}
+
+func (w *writer) warn(msg string) {
+	if w.cfg.warn != nil {
+		w.cfg.warn(msg)
+	}
+}
+
+// endsTorn reports whether the file's last byte is not a newline.
+func endsTorn(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false, err
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
