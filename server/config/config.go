@@ -1,0 +1,136 @@
+package config
+
+import (
+	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+// FileName is the configuration file's name inside the home directory.
+const FileName = "config.toml"
+
+// Defaults for what config.toml may leave out.
+const (
+	// DefaultModel is the model used with a real provider when none is
+	// configured (the reference's default).
+	DefaultModel = "gpt-5.5"
+	// DemoModel is the model name used with the built-in demo provider.
+	DemoModel = "demo"
+
+	// DefaultMaxInflightPerConnection matches the reference's ingress
+	// queue (128 messages, "plenty for an interactive CLI").
+	DefaultMaxInflightPerConnection = 128
+	// DefaultMaxInflight bounds requests in flight across all connections:
+	// eight connections can saturate it, so one busy client cannot take
+	// everything, while the worst case stays bounded.
+	DefaultMaxInflight = 1024
+	// DefaultMaxMessageBytes is 16 MiB, what the reference advertises.
+	DefaultMaxMessageBytes = 16 << 20
+	// DefaultOutboundQueueSize is the per-connection outbound queue, in
+	// messages. Eight times the reference's 128: remote clients of the
+	// reference were disconnected mid-turn by bursts (issues #18203,
+	// #18860); volatile deltas are coalesced well before it fills.
+	DefaultOutboundQueueSize = 1024
+	// DefaultShutdownTimeout is how long a graceful shutdown lets in-flight
+	// work run (the reference's drain after stdin EOF is 30 s).
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultThreadUnloadDelay is how long a thread without subscribers
+	// stays loaded (the reference's THREAD_UNLOADING_DELAY, 30 min).
+	DefaultThreadUnloadDelay = 30 * time.Minute
+
+	// minMaxMessageBytes keeps the cap above any sane single message.
+	minMaxMessageBytes = 1 << 10
+)
+
+// Config is the resolved configuration.
+type Config struct {
+	// Home is the absolute home directory (codexHome in initialize).
+	Home string
+	// Path is the config file that was read, or would have been.
+	Path string
+
+	// Model is the model name (model).
+	Model string
+	// Provider is the selected model provider (model_provider), with
+	// defaults applied and its API key resolved from the environment.
+	Provider model.Provider
+	// Providers holds every known provider by id: built-ins and
+	// [model_providers.<id>] tables.
+	Providers map[string]model.Provider
+
+	// ApprovalPolicy is approval_policy (default on-request).
+	ApprovalPolicy policy.ApprovalPolicy
+	// Sandbox is sandbox_mode (default read-only) with the
+	// [sandbox_workspace_write] settings.
+	Sandbox policy.SandboxPolicy
+	// ReasoningEffort is model_reasoning_effort; empty means the model's
+	// default.
+	ReasoningEffort string
+	// ReasoningSummary is model_reasoning_summary; empty means the model's
+	// default.
+	ReasoningSummary string
+
+	// Server holds the daemon's own limits ([server]).
+	Server ServerLimits
+
+	// Warnings are problems that did not stop loading (unknown keys, a
+	// missing API key). Each is logged and sent to every connection as a
+	// configWarning notification after its initialize response.
+	Warnings []Warning
+}
+
+// ServerLimits are the [server] table's values.
+type ServerLimits struct {
+	// MaxInflightPerConnection bounds requests being handled for one
+	// connection (max_inflight_per_connection); past it: -32001.
+	MaxInflightPerConnection int
+	// MaxInflight bounds requests being handled in total (max_inflight).
+	MaxInflight int
+	// MaxMessageBytes caps one message in either direction
+	// (max_message_bytes).
+	MaxMessageBytes int
+	// OutboundQueueSize is each connection's outbound queue length, in
+	// messages (outbound_queue_size).
+	OutboundQueueSize int
+	// ShutdownTimeout bounds the graceful drain (shutdown_timeout_ms).
+	ShutdownTimeout time.Duration
+	// ThreadUnloadDelay is how long an unsubscribed, idle thread stays
+	// loaded (thread_unload_delay_secs).
+	ThreadUnloadDelay time.Duration
+}
+
+// Warning is a configuration problem reported to clients as a
+// configWarning notification {summary, details}.
+type Warning struct {
+	Summary string
+	Details string
+}
+
+// DefaultLimits returns the [server] defaults.
+func DefaultLimits() ServerLimits {
+	return ServerLimits{
+		MaxInflightPerConnection: DefaultMaxInflightPerConnection,
+		MaxInflight:              DefaultMaxInflight,
+		MaxMessageBytes:          DefaultMaxMessageBytes,
+		OutboundQueueSize:        DefaultOutboundQueueSize,
+		ShutdownTimeout:          DefaultShutdownTimeout,
+		ThreadUnloadDelay:        DefaultThreadUnloadDelay,
+	}
+}
+
+// Default returns the configuration used when there is no config file, no
+// override and no OPENAI_API_KEY: the demo provider, on-request approvals,
+// a read-only sandbox.
+func Default(home string) *Config {
+	providers := builtinProviders(func(string) string { return "" })
+	return &Config{
+		Home:           home,
+		Model:          DemoModel,
+		Provider:       providers[DemoProviderID],
+		Providers:      providers,
+		ApprovalPolicy: policy.ApprovalOnRequest,
+		Sandbox:        policy.ReadOnly(),
+		Server:         DefaultLimits(),
+	}
+}

@@ -1,0 +1,45 @@
+package config
+
+// fileConfig mirrors config.toml. Pointers tell "absent" from "zero"; the
+// toml tags are the reference's key names, and the unknown-key check walks
+// them, so a key is supported exactly when it appears here.
+type fileConfig struct {
+	Model                 *string                  `toml:"model"`
+	ModelProvider         *string                  `toml:"model_provider"`
+	ModelProviders        map[string]providerTable `toml:"model_providers"`
+	ApprovalPolicy        *string                  `toml:"approval_policy"`
+	SandboxMode           *string                  `toml:"sandbox_mode"`
+	SandboxWorkspaceWrite *workspaceWriteTable     `toml:"sandbox_workspace_write"`
+	ModelReasoningEffort  *string                  `toml:"model_reasoning_effort"`
+	ModelReasoningSummary *string                  `toml:"model_reasoning_summary"`
+	Server                *serverTable             `toml:"server"`
+}
+
+type providerTable struct {
+	Name                *string           `toml:"name"`
+	BaseURL             *string           `toml:"base_url"`
+	EnvKey              *string           `toml:"env_key"`
+	WireAPI             *string           `toml:"wire_api"`
+	RequiresOpenAIAuth  *bool             `toml:"requires_openai_auth"`
+	RequestMaxRetries   *int64            `toml:"request_max_retries"`
+	StreamMaxRetries    *int64            `toml:"stream_max_retries"`
+	StreamIdleTimeoutMS *int64            `toml:"stream_idle_timeout_ms"`
+	HTTPHeaders         map[string]string `toml:"http_headers"`
+	QueryParams         map[string]string `toml:"query_params"`
+}
+
+type workspaceWriteTable struct {
+	WritableRoots       []string `toml:"writable_roots"`
+	NetworkAccess       *bool    `toml:"network_access"`
+	ExcludeTmpdirEnvVar *bool    `toml:"exclude_tmpdir_env_var"`
+	ExcludeSlashTmp     *bool    `toml:"exclude_slash_tmp"`
+}
+
+type serverTable struct {
+	MaxInflightPerConnection *int64 `toml:"max_inflight_per_connection"`
+	MaxInflight              *int64 `toml:"max_inflight"`
+	MaxMessageBytes          *int64 `toml:"max_message_bytes"`
+	OutboundQueueSize        *int64 `toml:"outbound_queue_size"`
+	ShutdownTimeoutMS        *int64 `toml:"shutdown_timeout_ms"`
+	ThreadUnloadDelaySecs    *int64 `toml:"thread_unload_delay_secs"`
+}

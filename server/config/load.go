@@ -1,0 +1,288 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// HomeEnv is the environment variable naming the home directory when
+// --home is not given.
+const HomeEnv = "AGENTD_HOME"
+
+// ResolveHome returns the absolute home directory: flag if not empty, else
+// $AGENTD_HOME, else ~/.agentd.
+func ResolveHome(flag string, getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	home := flag
+	if home == "" {
+		home = getenv(HomeEnv)
+	}
+	if home == "" {
+		user, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find a home directory (set --home or %s): %w", HomeEnv, err)
+		}
+		home = filepath.Join(user, ".agentd")
+	}
+	return filepath.Abs(home)
+}
+
+// Options say where to load from.
+type Options struct {
+	// Home is the absolute home directory; config.toml is read from it.
+	Home string
+	// Overrides are "key=value" strings from --config, applied in order
+	// on top of the file.
+	Overrides []string
+	// Getenv reads the environment (nil: os.Getenv). Used for API keys and
+	// the default provider choice.
+	Getenv func(string) string
+}
+
+// Load reads <home>/config.toml (a missing file is an empty one), applies
+// the overrides and resolves everything. Unknown keys become Warnings; a
+// malformed file, a value of the wrong type or an invalid value is an error
+// naming the key.
+func Load(opts Options) (*Config, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path := filepath.Join(opts.Home, FileName)
+	doc := map[string]any{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	default:
+		if err := toml.Unmarshal(data, &doc); err != nil {
+			return nil, describeTOMLError(path, err)
+		}
+	}
+	var warnings []Warning
+	if unknown := unknownKeys(doc, reflect.TypeOf(fileConfig{})); len(unknown) > 0 {
+		warnings = append(warnings, unknownKeysWarning(path, unknown))
+	}
+
+	overrides := map[string]any{}
+	for _, o := range opts.Overrides {
+		t, err := parseOverride(o)
+		if err != nil {
+			return nil, err
+		}
+		merge(overrides, t)
+	}
+	if unknown := unknownKeys(overrides, reflect.TypeOf(fileConfig{})); len(unknown) > 0 {
+		warnings = append(warnings, unknownKeysWarning("--config", unknown))
+	}
+	merge(doc, overrides)
+
+	var fc fileConfig
+	buf, err := toml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := toml.Unmarshal(buf, &fc); err != nil {
+		return nil, describeTOMLError("config", err)
+	}
+	cfg, err := resolve(opts.Home, path, &fc, getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Warnings = append(warnings, cfg.Warnings...)
+	return cfg, nil
+}
+
+func unknownKeysWarning(source string, keys []string) Warning {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = "`" + k + "`"
+	}
+	noun := "key"
+	if len(keys) > 1 {
+		noun = "keys"
+	}
+	return Warning{
+		Summary: fmt.Sprintf("Ignoring unknown config %s in %s: %s", noun, source, strings.Join(quoted, ", ")),
+		Details: "agentd reads a subset of the Codex config keys; see docs/protocol.md for the supported ones.",
+	}
+}
+
+// describeTOMLError makes a go-toml error name the file, line and key.
+func describeTOMLError(source string, err error) error {
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		if key := de.Key(); len(key) > 0 {
+			return fmt.Errorf("%s: config key `%s`: %s", source, strings.Join(key, "."), de.Error())
+		}
+		return fmt.Errorf("%s:%d:%d: %s", source, row, col, de.Error())
+	}
+	return fmt.Errorf("%s: %w", source, err)
+}
+
+// resolve turns the decoded file into a Config, applying defaults and
+// checking values.
+func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Config, error) {
+	cfg := &Config{Home: home, Path: path, Server: DefaultLimits()}
+
+	// Providers: built-ins, then tables (which may adjust a built-in).
+	cfg.Providers = builtinProviders(getenv)
+	ids := make([]string, 0, len(fc.ModelProviders))
+	for id := range fc.ModelProviders {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		t := fc.ModelProviders[id]
+		base, builtin := cfg.Providers[id]
+		if !builtin {
+			base = withRetryDefaults(model.Provider{ID: id})
+			if t.BaseURL == nil || *t.BaseURL == "" {
+				return nil, fmt.Errorf("config key `model_providers.%s.base_url` is required for a custom provider", id)
+			}
+		}
+		p := applyProviderTable(base, t)
+		if p.WireAPI != "responses" && p.WireAPI != "" {
+			return nil, fmt.Errorf("config key `model_providers.%s.wire_api`: %q is not supported; agentd speaks the Responses API (\"responses\")", id, p.WireAPI)
+		}
+		for key, v := range map[string]int{"request_max_retries": p.RequestMaxRetries, "stream_max_retries": p.StreamMaxRetries} {
+			if v < 0 {
+				return nil, fmt.Errorf("config key `model_providers.%s.%s` must not be negative", id, key)
+			}
+		}
+		if p.StreamIdleTimeout < 0 {
+			return nil, fmt.Errorf("config key `model_providers.%s.stream_idle_timeout_ms` must not be negative", id)
+		}
+		cfg.Providers[id] = finishProvider(p, getenv)
+	}
+
+	providerID := ""
+	if fc.ModelProvider != nil {
+		providerID = *fc.ModelProvider
+	} else if getenv("OPENAI_API_KEY") != "" {
+		providerID = OpenAIProviderID
+	} else {
+		providerID = DemoProviderID
+	}
+	p, ok := cfg.Providers[providerID]
+	if !ok {
+		known := make([]string, 0, len(cfg.Providers))
+		for id := range cfg.Providers {
+			known = append(known, id)
+		}
+		sort.Strings(known)
+		return nil, fmt.Errorf("config key `model_provider`: provider %q is not defined; define [model_providers.%s] or use one of: %s",
+			providerID, providerID, strings.Join(known, ", "))
+	}
+	cfg.Provider = p
+	if p.EnvKey != "" && p.APIKey == "" {
+		cfg.Warnings = append(cfg.Warnings, Warning{
+			Summary: fmt.Sprintf("Environment variable %s is not set; requests to model provider %q will fail until it is.", p.EnvKey, p.ID),
+		})
+	}
+
+	switch {
+	case fc.Model != nil && *fc.Model != "":
+		cfg.Model = *fc.Model
+	case p.ID == DemoProviderID:
+		cfg.Model = DemoModel
+	default:
+		cfg.Model = DefaultModel
+	}
+
+	cfg.ApprovalPolicy = policy.ApprovalOnRequest
+	if fc.ApprovalPolicy != nil {
+		ap := policy.ApprovalPolicy(*fc.ApprovalPolicy)
+		if !ap.Valid() {
+			return nil, fmt.Errorf("config key `approval_policy`: %q is not one of untrusted, on-request, on-failure, never", *fc.ApprovalPolicy)
+		}
+		cfg.ApprovalPolicy = ap
+	}
+
+	cfg.Sandbox = policy.ReadOnly()
+	if fc.SandboxMode != nil {
+		switch m := policy.SandboxMode(*fc.SandboxMode); m {
+		case policy.SandboxReadOnly, policy.SandboxWorkspaceWrite, policy.SandboxDangerFullAccess:
+			cfg.Sandbox.Mode = m
+		default:
+			return nil, fmt.Errorf("config key `sandbox_mode`: %q is not one of read-only, workspace-write, danger-full-access", *fc.SandboxMode)
+		}
+	}
+	if ww := fc.SandboxWorkspaceWrite; ww != nil {
+		for _, r := range ww.WritableRoots {
+			if !filepath.IsAbs(r) {
+				return nil, fmt.Errorf("config key `sandbox_workspace_write.writable_roots`: %q is not an absolute path", r)
+			}
+		}
+		cfg.Sandbox.WritableRoots = ww.WritableRoots
+		if ww.NetworkAccess != nil {
+			cfg.Sandbox.NetworkAccess = *ww.NetworkAccess
+		}
+		if ww.ExcludeTmpdirEnvVar != nil {
+			cfg.Sandbox.ExcludeTmpdirEnvVar = *ww.ExcludeTmpdirEnvVar
+		}
+		if ww.ExcludeSlashTmp != nil {
+			cfg.Sandbox.ExcludeSlashTmp = *ww.ExcludeSlashTmp
+		}
+	}
+
+	if fc.ModelReasoningEffort != nil {
+		switch e := *fc.ModelReasoningEffort; e {
+		case "none", "minimal", "low", "medium", "high", "xhigh":
+			cfg.ReasoningEffort = e
+		default:
+			return nil, fmt.Errorf("config key `model_reasoning_effort`: %q is not one of none, minimal, low, medium, high, xhigh", e)
+		}
+	}
+	if fc.ModelReasoningSummary != nil {
+		switch s := *fc.ModelReasoningSummary; s {
+		case "auto", "concise", "detailed", "none":
+			cfg.ReasoningSummary = s
+		default:
+			return nil, fmt.Errorf("config key `model_reasoning_summary`: %q is not one of auto, concise, detailed, none", s)
+		}
+	}
+
+	if st := fc.Server; st != nil {
+		if err := applyServerTable(&cfg.Server, st); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+func applyServerTable(l *ServerLimits, st *serverTable) error {
+	positive := func(key string, v *int64, min int64, set func(int64)) error {
+		if v == nil {
+			return nil
+		}
+		if *v < min {
+			return fmt.Errorf("config key `server.%s` must be at least %d, got %d", key, min, *v)
+		}
+		set(*v)
+		return nil
+	}
+	return errors.Join(
+		positive("max_inflight_per_connection", st.MaxInflightPerConnection, 1, func(v int64) { l.MaxInflightPerConnection = int(v) }),
+		positive("max_inflight", st.MaxInflight, 1, func(v int64) { l.MaxInflight = int(v) }),
+		positive("max_message_bytes", st.MaxMessageBytes, minMaxMessageBytes, func(v int64) { l.MaxMessageBytes = int(v) }),
+		positive("outbound_queue_size", st.OutboundQueueSize, 1, func(v int64) { l.OutboundQueueSize = int(v) }),
+		positive("shutdown_timeout_ms", st.ShutdownTimeoutMS, 0, func(v int64) { l.ShutdownTimeout = time.Duration(v) * time.Millisecond }),
+		positive("thread_unload_delay_secs", st.ThreadUnloadDelaySecs, 0, func(v int64) { l.ThreadUnloadDelay = time.Duration(v) * time.Second }),
+	)
+}

@@ -1,0 +1,229 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+func TestLoadWithoutFileUsesDemoDefaults(t *testing.T) {
+	home := t.TempDir()
+	cfg, err := Load(Options{Home: home, Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Provider.ID != DemoProviderID || cfg.Model != DemoModel {
+		t.Fatalf("provider %q model %q, want demo defaults", cfg.Provider.ID, cfg.Model)
+	}
+	if cfg.ApprovalPolicy != policy.ApprovalOnRequest || cfg.Sandbox.Mode != policy.SandboxReadOnly {
+		t.Fatalf("policy %q sandbox %q", cfg.ApprovalPolicy, cfg.Sandbox.Mode)
+	}
+	if cfg.Server != DefaultLimits() {
+		t.Fatalf("limits %+v", cfg.Server)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Fatalf("warnings %+v", cfg.Warnings)
+	}
+	if cfg.Path != filepath.Join(home, FileName) {
+		t.Fatalf("path %q", cfg.Path)
+	}
+}
+
+func TestOpenAIKeySelectsOpenAI(t *testing.T) {
+	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env("OPENAI_API_KEY", "sk-test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Provider
+	if p.ID != OpenAIProviderID || p.APIKey != "sk-test" || p.BaseURL != "https://api.openai.com/v1" || cfg.Model != DefaultModel {
+		t.Fatalf("provider %+v model %q", p, cfg.Model)
+	}
+	if p.RequestMaxRetries != 4 || p.StreamMaxRetries != 5 || p.StreamIdleTimeout != 300*time.Second {
+		t.Fatalf("defaults not applied: %+v", p)
+	}
+}
+
+func TestFileValuesAndCustomProvider(t *testing.T) {
+	home := writeConfig(t, `
+model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+model_reasoning_effort = "high"
+model_reasoning_summary = "concise"
+
+[model_providers.mock]
+name = "Mock"
+base_url = "http://127.0.0.1:9/v1"
+env_key = "MOCK_KEY"
+request_max_retries = 1
+stream_max_retries = 0
+stream_idle_timeout_ms = 1500
+http_headers = { "X-A" = "b" }
+query_params = { "api-version" = "1" }
+
+[sandbox_workspace_write]
+writable_roots = ["/srv/data"]
+network_access = true
+exclude_slash_tmp = true
+
+[server]
+max_inflight_per_connection = 3
+max_inflight = 7
+max_message_bytes = 4096
+outbound_queue_size = 9
+shutdown_timeout_ms = 250
+thread_unload_delay_secs = 60
+`)
+	cfg, err := Load(Options{Home: home, Getenv: env("MOCK_KEY", "k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Provider
+	if p.ID != "mock" || p.Name != "Mock" || p.BaseURL != "http://127.0.0.1:9/v1" || p.APIKey != "k" ||
+		p.RequestMaxRetries != 1 || p.StreamIdleTimeout != 1500*time.Millisecond ||
+		p.HTTPHeaders["X-A"] != "b" || p.QueryParams["api-version"] != "1" {
+		t.Fatalf("provider %+v", p)
+	}
+	// An explicit 0 turns stream retries off; it is not "unset".
+	if p.StreamMaxRetries != 0 {
+		t.Fatalf("stream_max_retries %d", p.StreamMaxRetries)
+	}
+	if cfg.Model != "mock-model" || cfg.ApprovalPolicy != policy.ApprovalNever || cfg.ReasoningEffort != "high" || cfg.ReasoningSummary != "concise" {
+		t.Fatalf("cfg %+v", cfg)
+	}
+	sb := cfg.Sandbox
+	if sb.Mode != policy.SandboxWorkspaceWrite || len(sb.WritableRoots) != 1 || !sb.NetworkAccess || !sb.ExcludeSlashTmp || sb.ExcludeTmpdirEnvVar {
+		t.Fatalf("sandbox %+v", sb)
+	}
+	want := ServerLimits{3, 7, 4096, 9, 250 * time.Millisecond, 60 * time.Second}
+	if cfg.Server != want {
+		t.Fatalf("limits %+v, want %+v", cfg.Server, want)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Fatalf("warnings %+v", cfg.Warnings)
+	}
+}
+
+func TestOverridesWinAndParseTOMLValues(t *testing.T) {
+	home := writeConfig(t, "model = \"a\"\n[server]\nmax_inflight = 5\n")
+	cfg, err := Load(Options{Home: home, Getenv: env(), Overrides: []string{
+		"model=gpt-5.5-codex",                           // not TOML: literal string
+		"server.max_inflight=9",                         // integer
+		"server.max_inflight_per_connection = 2",        // spaces around '='
+		`sandbox_workspace_write.writable_roots=["/x"]`, // array
+		"model_providers.local.base_url=http://127.0.0.1:1/v1",
+		"model_provider=local",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model != "gpt-5.5-codex" || cfg.Server.MaxInflight != 9 || cfg.Server.MaxInflightPerConnection != 2 {
+		t.Fatalf("cfg model %q limits %+v", cfg.Model, cfg.Server)
+	}
+	if len(cfg.Sandbox.WritableRoots) != 1 || cfg.Sandbox.WritableRoots[0] != "/x" {
+		t.Fatalf("roots %v", cfg.Sandbox.WritableRoots)
+	}
+	if cfg.Provider.ID != "local" || cfg.Provider.BaseURL != "http://127.0.0.1:1/v1" {
+		t.Fatalf("provider %+v", cfg.Provider)
+	}
+}
+
+func TestUnknownKeysAreWarnings(t *testing.T) {
+	home := writeConfig(t, "bogus = 1\n[tui]\nx = 1\n[model_providers.openai]\nfrobnicate = true\n")
+	cfg, err := Load(Options{Home: home, Getenv: env(), Overrides: []string{"server.nope=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 2 {
+		t.Fatalf("warnings %+v", cfg.Warnings)
+	}
+	file, over := cfg.Warnings[0].Summary, cfg.Warnings[1].Summary
+	for _, k := range []string{"`bogus`", "`tui`", "`model_providers.openai.frobnicate`", FileName} {
+		if !strings.Contains(file, k) {
+			t.Errorf("file warning %q lacks %s", file, k)
+		}
+	}
+	if !strings.Contains(over, "`server.nope`") || !strings.Contains(over, "--config") {
+		t.Errorf("override warning %q", over)
+	}
+}
+
+func TestMissingAPIKeyIsAWarning(t *testing.T) {
+	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env(), Overrides: []string{"model_provider=openai"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Summary, "OPENAI_API_KEY") {
+		t.Fatalf("warnings %+v", cfg.Warnings)
+	}
+}
+
+func TestInvalidConfigErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, file string
+		overrides  []string
+		want       string
+	}{
+		{"syntax", "model = \n", nil, "config.toml"},
+		{"type", "model = 5\n", nil, "`model`"},
+		{"nested type", "[server]\nmax_inflight = \"x\"\n", nil, "`server.max_inflight`"},
+		{"approval", "approval_policy = \"sometimes\"\n", nil, "`approval_policy`"},
+		{"sandbox", "sandbox_mode = \"open\"\n", nil, "`sandbox_mode`"},
+		{"effort", "model_reasoning_effort = \"max\"\n", nil, "`model_reasoning_effort`"},
+		{"summary", "model_reasoning_summary = \"long\"\n", nil, "`model_reasoning_summary`"},
+		{"unknown provider", "model_provider = \"nope\"\n", nil, "`model_provider`"},
+		{"custom without url", "[model_providers.x]\nname = \"x\"\n", nil, "`model_providers.x.base_url`"},
+		{"wire api", "[model_providers.openai]\nwire_api = \"chat\"\n", nil, "`model_providers.openai.wire_api`"},
+		{"limit", "", []string{"server.max_inflight=0"}, "`server.max_inflight`"},
+		{"message cap", "", []string{"server.max_message_bytes=10"}, "`server.max_message_bytes`"},
+		{"relative root", "[sandbox_workspace_write]\nwritable_roots = [\"rel\"]\n", nil, "writable_roots"},
+		{"bad override", "", []string{"novalue"}, "key=value"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := writeConfig(t, tc.file)
+			_, err := Load(Options{Home: home, Getenv: env(), Overrides: tc.overrides})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to mention %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestResolveHome(t *testing.T) {
+	dir := t.TempDir()
+	got, err := ResolveHome(dir, env(HomeEnv, "/elsewhere"))
+	if err != nil || got != dir {
+		t.Fatalf("flag: %q %v", got, err)
+	}
+	got, err = ResolveHome("", env(HomeEnv, dir))
+	if err != nil || got != dir {
+		t.Fatalf("env: %q %v", got, err)
+	}
+	got, err = ResolveHome("", env())
+	if err != nil || filepath.Base(got) != ".agentd" || !filepath.IsAbs(got) {
+		t.Fatalf("default: %q %v", got, err)
+	}
+}

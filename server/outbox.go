@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+var (
+	// errOutboxFull: the client cannot keep up and the connection may not
+	// wait; the caller disconnects it.
+	errOutboxFull = errors.New("outbound queue full")
+	// errOutboxClosed: the connection is closing; nothing more is sent.
+	errOutboxClosed = errors.New("connection closed")
+)
+
+// outMsg is one encoded outgoing message. Notifications also keep what
+// coalescing needs.
+type outMsg struct {
+	data []byte
+	// Set on notifications only.
+	method       string
+	pStart, pEnd int
+	emittedAtMs  int64
+	rule         *coalesceRule
+}
+
+// params returns the notification's params bytes (nil when none).
+func (m *outMsg) params() []byte {
+	if m.pEnd == 0 {
+		return nil
+	}
+	return m.data[m.pStart:m.pEnd]
+}
+
+// outbox is a connection's bounded outbound queue. Many goroutines push;
+// exactly one (the connection's writer) takes.
+//
+// Overflow policy, in order: (1) once the queue is half full, a coalescible
+// delta that continues the last queued notification (same method and keys)
+// is merged into it instead of queued, so order relative to everything
+// else is kept; (2) while there is room, a message is queued; (3) when it
+// is full, a connection that may wait (stdio, in-process) makes the pusher
+// wait for room, and any other gets errOutboxFull and is disconnected.
+// Nothing is ever dropped silently.
+type outbox struct {
+	limit      int
+	coalesceAt int
+	wait       bool
+
+	ready chan struct{} // 1-buffered: "there is something to take"
+
+	// mu guards the fields that follow.
+	mu        sync.Mutex
+	q         []outMsg
+	closed    bool
+	space     chan struct{} // closed and replaced when room appears
+	waiting   int           // pushers waiting for room
+	coalesced uint64
+}
+
+func newOutbox(limit int, wait bool) *outbox {
+	if limit < 1 {
+		limit = 1
+	}
+	at := limit / 2
+	if at < 1 {
+		at = 1
+	}
+	return &outbox{
+		limit:      limit,
+		coalesceAt: at,
+		wait:       wait,
+		ready:      make(chan struct{}, 1),
+		space:      make(chan struct{}),
+	}
+}
+
+// push queues m following the overflow policy. It waits only on a waiting
+// outbox, and then until ctx ends.
+func (o *outbox) push(ctx context.Context, m outMsg) error {
+	o.mu.Lock()
+	for {
+		if o.closed {
+			o.mu.Unlock()
+			return errOutboxClosed
+		}
+		n := len(o.q)
+		if m.rule != nil && n >= o.coalesceAt && o.mergeLastLocked(m) {
+			o.mu.Unlock()
+			return nil
+		}
+		if n < o.limit {
+			o.q = append(o.q, m)
+			o.mu.Unlock()
+			select {
+			case o.ready <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		if !o.wait {
+			o.mu.Unlock()
+			return errOutboxFull
+		}
+		space := o.space
+		o.waiting++
+		o.mu.Unlock()
+		select {
+		case <-space:
+		case <-ctx.Done():
+			o.mu.Lock()
+			o.waiting--
+			o.mu.Unlock()
+			return ctx.Err()
+		}
+		o.mu.Lock()
+		o.waiting--
+	}
+}
+
+// mergeLastLocked merges m into the last queued message when both are
+// deltas of the same stream. o.mu must be held.
+func (o *outbox) mergeLastLocked(m outMsg) bool {
+	last := &o.q[len(o.q)-1]
+	if last.method != m.method || last.rule == nil {
+		return false
+	}
+	params, ok := m.rule.merge(last.params(), m.params())
+	if !ok {
+		return false
+	}
+	data, ps, pe := rebuildNotification(last.method, params, last.emittedAtMs)
+	last.data, last.pStart, last.pEnd = data, ps, pe
+	o.coalesced++
+	return true
+}
+
+// rebuildNotification encodes a notification from already-encoded params.
+func rebuildNotification(method string, params []byte, emittedAtMs int64) ([]byte, int, int) {
+	data, ps, pe, err := encodeNotification(method, rawJSON(params), emittedAtMs)
+	if err != nil {
+		// params came from our own encoder; this cannot fail.
+		panic("server: re-encoding coalesced notification: " + err.Error())
+	}
+	return data, ps, pe
+}
+
+// rawJSON is already-encoded JSON that the encoder copies as is.
+type rawJSON []byte
+
+func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
+
+// take waits for messages and returns all queued ones, reusing buf. It
+// returns false once the outbox is closed and empty.
+func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
+	for {
+		o.mu.Lock()
+		if n := len(o.q); n > 0 {
+			out := o.q
+			clear(buf)
+			o.q = buf[:0]
+			if o.waiting > 0 {
+				close(o.space)
+				o.space = make(chan struct{})
+			}
+			o.mu.Unlock()
+			return out, true
+		}
+		if o.closed {
+			o.mu.Unlock()
+			return nil, false
+		}
+		o.mu.Unlock()
+		<-o.ready
+	}
+}
+
+// close stops new pushes; what is queued is still taken (drained).
+func (o *outbox) close() {
+	o.mu.Lock()
+	if !o.closed {
+		o.closed = true
+		close(o.space)
+		o.space = make(chan struct{})
+	}
+	o.mu.Unlock()
+	select {
+	case o.ready <- struct{}{}:
+	default:
+	}
+}
+
+// abort stops new pushes and drops what is queued: the connection is gone.
+func (o *outbox) abort() {
+	o.mu.Lock()
+	o.q = nil
+	o.mu.Unlock()
+	o.close()
+}
+
+// coalescedCount reports how many notifications were merged away.
+func (o *outbox) coalescedCount() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.coalesced
+}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentd-dev/agentd/protocol"
+)
+
+// The test hooks exist only when AGENTD_TEST_HOOKS=1 (see TestHooksEnv):
+// end-to-end tests need a request that stays in flight, notifications on
+// demand, and a server request to answer. They are not part of the
+// protocol and are never registered otherwise.
+
+type testSleepParams struct {
+	// Ms is how long to stay in flight; the request ends early when the
+	// connection ends.
+	Ms int64 `json:"ms"`
+}
+
+type testEmitParams struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	// Count is how many notifications to send (default 1).
+	Count int `json:"count"`
+	// Broadcast sends to every initialized connection instead of the
+	// caller only.
+	Broadcast bool `json:"broadcast"`
+	// AppendIndexTo names a string member of params to which "<i>;" is
+	// appended for the i-th notification, so tests can check that nothing
+	// was lost or reordered.
+	AppendIndexTo string `json:"appendIndexTo"`
+}
+
+type testCallParams struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func (s *Server) registerTestHooks() {
+	s.Handle("test/sleep", func(ctx context.Context, c *Conn, params any) (any, error) {
+		var p testSleepParams
+		if err := decodeTestParams(params, &p); err != nil {
+			return nil, err
+		}
+		t := time.NewTimer(time.Duration(p.Ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return map[string]int64{"slept": p.Ms}, nil
+	})
+	s.Handle("test/emit", func(ctx context.Context, c *Conn, params any) (any, error) {
+		var p testEmitParams
+		if err := decodeTestParams(params, &p); err != nil {
+			return nil, err
+		}
+		if p.Count <= 0 {
+			p.Count = 1
+		}
+		var base map[string]json.RawMessage
+		var text string
+		if p.AppendIndexTo != "" {
+			if err := json.Unmarshal(p.Params, &base); err != nil {
+				return nil, protocol.InvalidRequest("test/emit: params must be an object to use appendIndexTo")
+			}
+			if err := json.Unmarshal(base[p.AppendIndexTo], &text); err != nil {
+				return nil, protocol.InvalidRequest("test/emit: params.%s must be a string", p.AppendIndexTo)
+			}
+		}
+		for i := 0; i < p.Count; i++ {
+			var params any = p.Params
+			if p.Params == nil {
+				params = nil
+			}
+			if base != nil {
+				v, _ := json.Marshal(fmt.Sprintf("%s%d;", text, i))
+				m := make(map[string]json.RawMessage, len(base))
+				for k, raw := range base {
+					m[k] = raw
+				}
+				m[p.AppendIndexTo] = v
+				params = m
+			}
+			if p.Broadcast {
+				s.Broadcast(p.Method, params)
+			} else {
+				c.Notify(p.Method, params)
+			}
+		}
+		return map[string]int{"emitted": p.Count}, nil
+	})
+	s.Handle("test/call", func(ctx context.Context, c *Conn, params any) (any, error) {
+		var p testCallParams
+		if err := decodeTestParams(params, &p); err != nil {
+			return nil, err
+		}
+		var callParams any
+		if p.Params != nil {
+			callParams = p.Params
+		}
+		res, err := c.Call(ctx, p.Method, callParams)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]json.RawMessage{"result": res}, nil
+	})
+}
+
+func decodeTestParams(params any, v any) error {
+	raw, _ := params.(json.RawMessage)
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return protocol.InvalidRequest("Invalid request: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package transport
+
+import (
+	"context"
+	"errors"
+)
+
+// DefaultMaxMessageBytes is the default cap on one message, in either
+// direction of any transport (16 MiB, as the reference advertises in its
+// x-codex-websocket-max-unfragmented-message-bytes header).
+const DefaultMaxMessageBytes = 16 << 20
+
+// ErrMessageTooLarge is returned by Read when a message exceeded the size
+// cap. The stream has skipped that message and may be read again.
+var ErrMessageTooLarge = errors.New("message exceeds the size limit")
+
+// Stream is one connection's sequence of JSON messages.
+//
+// Concurrency contract: exactly one goroutine calls Read at a time; exactly
+// one goroutine calls Write and Flush at a time (it may differ from the
+// reader). Close may be called from any goroutine, any number of times; it
+// makes a pending Write return and, except for stdio (whose reads cannot be
+// interrupted), a pending Read too.
+type Stream interface {
+	// Read returns the next message without its framing. The slice belongs
+	// to the caller. At the clean end of input it returns io.EOF; after a
+	// message that exceeded the size cap it returns ErrMessageTooLarge and
+	// the stream stays usable. Any other error ends the stream.
+	Read(ctx context.Context) ([]byte, error)
+	// Write sends one message. It may buffer; Flush sends what is buffered.
+	Write(ctx context.Context, msg []byte) error
+	// Flush sends any buffered messages.
+	Flush() error
+	// Close ends the stream. It is idempotent.
+	Close() error
+	// Info describes the stream.
+	Info() Info
+}
+
+// Info describes a stream: for logs, and the two properties the connection
+// layer needs to choose its policies. They are properties, not a transport
+// name, so that the layer above never switches on the transport.
+type Info struct {
+	// Transport names the transport ("stdio", "ws", "unix", "memory"),
+	// for logs only.
+	Transport string
+	// Remote is the peer's address, when there is one, for logs only.
+	Remote string
+	// WaitWhenFull says that a writer facing a full outbound queue should
+	// wait rather than disconnect the client: the peer cannot reconnect
+	// (stdio, in-process).
+	WaitWhenFull bool
+	// DrainOnEOF says that io.EOF from Read means the peer finished
+	// sending but still reads our output, so in-flight work should finish
+	// and be answered before the stream is closed (stdio's stdin EOF).
+	DrainOnEOF bool
+}

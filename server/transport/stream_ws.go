@@ -1,0 +1,85 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// wsCloseTimeout bounds the close handshake; a peer that does not answer
+// it (typically one that stopped reading) is cut off.
+const wsCloseTimeout = time.Second
+
+// wsStream frames messages as WebSocket text frames, one message per frame.
+// Binary frames are ignored, as the reference does.
+type wsStream struct {
+	c    *websocket.Conn
+	info Info
+	// onBinary, when set, is told about each ignored binary frame.
+	onBinary func(n int)
+
+	closeOnce sync.Once
+}
+
+// NewWebSocket returns a Stream over an accepted WebSocket connection with
+// a read limit of maxBytes per message (0 means DefaultMaxMessageBytes). A
+// message over the limit ends the connection (status 1009), since a
+// WebSocket cannot skip a frame it refused to read.
+func NewWebSocket(c *websocket.Conn, maxBytes int, info Info) Stream {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxMessageBytes
+	}
+	c.SetReadLimit(int64(maxBytes))
+	return &wsStream{c: c, info: info}
+}
+
+func (s *wsStream) Read(ctx context.Context) ([]byte, error) {
+	for {
+		typ, data, err := s.c.Read(ctx)
+		if err != nil {
+			switch websocket.CloseStatus(err) {
+			case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
+				return nil, io.EOF
+			}
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
+			return nil, err
+		}
+		if typ != websocket.MessageText {
+			if s.onBinary != nil {
+				s.onBinary(len(data))
+			}
+			continue
+		}
+		return data, nil
+	}
+}
+
+func (s *wsStream) Write(ctx context.Context, msg []byte) error {
+	return s.c.Write(ctx, websocket.MessageText, msg)
+}
+
+func (s *wsStream) Flush() error { return nil }
+
+func (s *wsStream) Close() error {
+	s.closeOnce.Do(func() {
+		done := make(chan struct{})
+		go func() {
+			_ = s.c.Close(websocket.StatusNormalClosure, "")
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(wsCloseTimeout):
+			_ = s.c.CloseNow()
+		}
+	})
+	return nil
+}
+
+func (s *wsStream) Info() Info { return s.info }
