@@ -109,6 +109,10 @@ func copyRecords(out []byte, path, last string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	const (
 		before = iota // copying up to the last turn
 		inLast        // inside the last turn
@@ -154,7 +158,7 @@ func copyRecords(out []byte, path, last string) ([]byte, error) {
 		out = append(out, '\n')
 		return nil
 	}
-	if _, err := scanLines(f, func(b []byte, _ int, _ bool) {
+	if _, err := scanLines(f, st.Size(), func(b []byte, _ int, _ bool) {
 		_, _ = applyRecovering(b, copyOne)
 	}); err != nil {
 		return nil, err

@@ -60,23 +60,34 @@ func scanSummary(path string, prev *summary, offset int64) (*summary, int64, err
 		return nil, 0, err
 	}
 	defer f.Close()
-	s := &summary{}
-	if prev != nil {
-		*s = *prev
-		s.Turns = slices.Clone(prev.Turns) // the previous summary may be in use
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
 	}
 	if offset > 0 {
 		if _, err := f.Seek(offset, io.SeekStart); err != nil {
 			return nil, 0, err
 		}
 	}
-	end, err := scanLines(f, func(b []byte, _ int, _ bool) {
-		_, _ = applyRecovering(b, s.apply)
-	})
+	s, end, err := continueSummary(f, st.Size()-offset, prev)
 	if err != nil {
 		return nil, 0, err
 	}
 	return s, offset + end, nil
+}
+
+// continueSummary folds the records of r (about size bytes) into a copy of
+// prev.
+func continueSummary(r io.Reader, size int64, prev *summary) (*summary, int64, error) {
+	s := &summary{}
+	if prev != nil {
+		*s = *prev
+		s.Turns = slices.Clone(prev.Turns) // the previous summary may be in use
+	}
+	end, err := scanLines(r, size, func(b []byte, _ int, _ bool) {
+		_, _ = applyRecovering(b, s.apply)
+	})
+	return s, end, err
 }
 
 var userMessageItemPrefix = []byte(`"item":{"type":"userMessage"`)

@@ -3,6 +3,7 @@ package rollout
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,16 +104,24 @@ func ReadThread(path string, opts ReadOptions) (*Thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb := newRebuilder(path, opts)
-	if _, err := scanLines(f, rb.line); err != nil {
+	t, err := rebuild(f, st.Size(), path, opts)
+	if err != nil {
 		return nil, err
 	}
-	t := rb.finish()
 	t.UpdatedAt = st.ModTime()
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = st.ModTime()
 	}
 	return t, nil
+}
+
+// rebuild folds the records of r (size bytes of the file at path).
+func rebuild(r io.Reader, size int64, path string, opts ReadOptions) (*Thread, error) {
+	rb := newRebuilder(path, opts)
+	if _, err := scanLines(r, size, rb.line); err != nil {
+		return nil, err
+	}
+	return rb.finish(), nil
 }
 
 type histEntry struct {

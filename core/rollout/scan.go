@@ -13,12 +13,13 @@ import (
 const scanBufSize = 256 << 10
 
 // scanLines calls fn with each newline-terminated record of r, without its
-// newline, and its 1-based line number. A last line without a newline (a
+// newline, and its 1-based line number. size, the bytes expected, sizes the
+// read buffer (many rollouts are small; the index reads thousands). A last line without a newline (a
 // write cut short by a crash) is passed with torn set. It returns the
 // offset just past the last newline, which is where a later incremental
 // scan resumes. fn must not keep b.
-func scanLines(r io.Reader, fn func(b []byte, n int, torn bool)) (int64, error) {
-	br := bufio.NewReaderSize(r, scanBufSize)
+func scanLines(r io.Reader, size int64, fn func(b []byte, n int, torn bool)) (int64, error) {
+	br := bufio.NewReaderSize(r, int(min(max(size+1, 4096), scanBufSize)))
 	var long []byte
 	var off int64
 	n := 0
