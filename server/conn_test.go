@@ -83,14 +83,28 @@ func TestConnectionsAreIndependent(t *testing.T) {
 	}
 }
 
-func TestUnknownMethodListsServedMethods(t *testing.T) {
+func TestUnknownMethod(t *testing.T) {
 	s := newTestServer(t, nil)
-	s.Handle("b/two", func(ctx context.Context, c *Conn, params any) (any, error) { return nil, nil })
-	s.Handle("a/one", func(ctx context.Context, c *Conn, params any) (any, error) { return nil, nil })
 	c := connect(t, s)
 	c.initialize(nil)
-	wantError(t, c.call("foo/bar", map[string]any{}), protocol.CodeInvalidRequest,
-		"Invalid request: unknown variant `foo/bar`, expected one of `initialize`, `a/one`, `b/two`")
+	m := c.call("foo/bar", map[string]any{})
+	wantError(t, m, protocol.CodeInvalidRequest, "")
+	if !strings.HasPrefix(m.Error.Message, "Invalid request: unknown variant `foo/bar`, expected one of `initialize`, ") {
+		t.Fatalf("message %q", m.Error.Message)
+	}
+	for _, known := range protocol.Methods(protocol.ClientRequest) {
+		if !strings.Contains(m.Error.Message, "`"+known.Method+"`") {
+			t.Errorf("message does not list %s", known.Method)
+		}
+	}
+	// A protocol method without a handler is not "unknown".
+	for _, known := range protocol.Methods(protocol.ClientRequest) {
+		if known.Method == "initialize" {
+			continue
+		}
+		wantError(t, c.call(known.Method, map[string]any{}), protocol.CodeMethodNotFound, "`"+known.Method+"` is not implemented by agentd")
+		break
+	}
 }
 
 func TestHandlerErrorsAndPanics(t *testing.T) {

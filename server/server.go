@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -95,25 +94,16 @@ func (s *Server) lookup(method string) (HandlerFunc, *protocol.MethodInfo) {
 	return h, info
 }
 
-// unknownMethodError is the reference's answer to a method it does not
-// have: -32600 (not -32601) listing every method it serves, initialize
-// first.
+// unknownMethodError answers a request for a method we do not serve. A
+// method the protocol does not have gets the reference's answer: -32600
+// "unknown variant", listing every client request method of the protocol
+// table. A method the protocol has but agentd does not implement (yet)
+// gets -32601, so that a client can tell the two apart.
 func (s *Server) unknownMethodError(method string) *protocol.Error {
-	s.hmu.RLock()
-	names := make([]string, 0, len(s.handlers))
-	for name := range s.handlers {
-		names = append(names, name)
+	if _, known := protocol.Lookup(protocol.ClientRequest, method); known {
+		return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
 	}
-	s.hmu.RUnlock()
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString("`initialize`")
-	for _, n := range names {
-		b.WriteString(", `")
-		b.WriteString(n)
-		b.WriteString("`")
-	}
-	return protocol.InvalidRequest("Invalid request: unknown variant `%s`, expected one of %s", method, b.String())
+	return protocol.UnknownMethod(method)
 }
 
 // admit reserves an in-flight slot for a request on c, within both the
