@@ -1,0 +1,432 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+// Defaults of a Manager.
+const (
+	// DefaultMaxSessions bounds the commands kept running between calls.
+	DefaultMaxSessions = 64
+	// DefaultOutputCap bounds the output kept per command (aggregated,
+	// and per stream): head and tail, the middle dropped with a note.
+	DefaultOutputCap = 1 << 20
+)
+
+// Errors of the Manager.
+var (
+	// ErrClosed is returned once Close has been called.
+	ErrClosed = errors.New("exec: manager closed")
+	// ErrUnknownSession is returned for a session id that does not (or no
+	// longer) exist.
+	ErrUnknownSession = errors.New("unknown session id")
+	// ErrNotTTY is returned when resizing a command without a terminal.
+	ErrNotTTY = errors.New("the command has no terminal")
+)
+
+// Request describes one command to start.
+type Request struct {
+	// Argv is the command, e.g. Shell.Argv(script, true). Not empty.
+	Argv []string
+	// Cwd is the working directory; "" for the daemon's.
+	Cwd string
+	// Env adds or replaces environment variables of the daemon's
+	// environment; UnsetEnv removes some.
+	Env      map[string]string
+	UnsetEnv []string
+	// TTY runs the command on a pseudo-terminal (one output stream,
+	// "stdout", with the terminal's CRLF line ends) of Rows×Cols (24×80
+	// when zero).
+	TTY        bool
+	Rows, Cols uint16
+	// YieldTime is how long Start waits before returning a still running
+	// command as a session. Zero waits for the end; the command's input
+	// is then /dev/null (unless TTY).
+	YieldTime time.Duration
+	// MaxOutputTokens is copied to the Result, for ModelText.
+	MaxOutputTokens int
+	// Timeout kills the command (its whole process group) after this
+	// long, reporting exit code 124. Zero means no limit.
+	Timeout time.Duration
+	// Sandbox confines the command; nil runs it unconfined.
+	Sandbox *policy.Launcher
+	// OnOutput receives the output as it arrives, one chunk at a time,
+	// in order, from a goroutine of the manager. chunk is only valid
+	// during the call. It must return promptly: while it runs, the
+	// command's output is not read.
+	OnOutput func(stream string, chunk []byte)
+}
+
+// Result is what a call learned about a command.
+type Result struct {
+	// SessionID identifies a command still running after the call; 0
+	// for one that has ended.
+	SessionID int
+	// PID is the command's process id.
+	PID int
+	// ChunkID names this piece of output (6 hex digits).
+	ChunkID string
+	// Running is set when the command was still running at the end of
+	// the call.
+	Running bool
+	// ExitCode is the exit status when !Running; 128+n after signal n,
+	// 124 after the timeout.
+	ExitCode int
+	// TimedOut is set when the timeout killed the command.
+	TimedOut bool
+	// Wall is the time the call took.
+	Wall time.Duration
+	// Duration is the command's run time, once it ended.
+	Duration time.Duration
+	// Output is what the command printed since the previous call (head
+	// and tail within the manager's output cap), as valid UTF-8.
+	Output string
+	// OutputBytes is the size of that output before capping.
+	OutputBytes int64
+	// Aggregated is everything the command printed (both streams, in
+	// arrival order, capped), once it ended.
+	Aggregated string
+	// Stdout and Stderr are the streams apart (capped), once it ended. A
+	// terminal has only Stdout.
+	Stdout, Stderr string
+	// Notes are remarks for the model, such as a session ended to make
+	// room.
+	Notes []string
+	// MaxOutputTokens bounds Output in ModelText; 0 means the default.
+	MaxOutputTokens int
+}
+
+// SessionInfo describes a running session.
+type SessionInfo struct {
+	ID      int
+	PID     int
+	Argv    []string
+	TTY     bool
+	Started time.Time
+	// Running is false for a session that ended but whose last output
+	// has not been collected.
+	Running bool
+}
+
+// Options configures a Manager. Zero fields take the defaults.
+type Options struct {
+	MaxSessions int
+	OutputCap   int
+}
+
+// Manager starts commands and keeps the ones that outlive their call as
+// sessions. All methods are safe for concurrent use.
+type Manager struct {
+	maxSessions int
+	outputCap   int
+
+	// mu guards the fields that follow.
+	mu       sync.Mutex
+	closed   bool
+	nextID   int
+	live     map[*process]struct{} // every command not yet finished with
+	sessions map[int]*process
+}
+
+// NewManager returns a manager with the given options.
+func NewManager(o Options) *Manager {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.OutputCap <= 0 {
+		o.OutputCap = DefaultOutputCap
+	}
+	return &Manager{
+		maxSessions: o.MaxSessions,
+		outputCap:   o.OutputCap,
+		live:        make(map[*process]struct{}),
+		sessions:    make(map[int]*process),
+	}
+}
+
+// Start runs req.Argv and waits until it ends, req.YieldTime passes, or
+// ctx is done. A command still running at the yield time stays running
+// as a session (Result.SessionID). When ctx is done first, the command's
+// process group is killed and the error is ctx.Err(), with the Result of
+// what it printed. An error without a Result means it did not start.
+func (m *Manager) Start(ctx context.Context, req Request) (*Result, error) {
+	if len(req.Argv) == 0 {
+		return nil, errors.New("exec: empty command")
+	}
+	argv := req.Argv
+	if req.Sandbox != nil {
+		var err error
+		if argv, err = req.Sandbox.Wrap(argv, req.Cwd); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	m.mu.Unlock()
+
+	began := time.Now()
+	interactive := req.YieldTime > 0
+	p, err := startProcess(argv, req, m.outputCap, interactive)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", req.Argv[0], err)
+	}
+	p.argv = req.Argv // what the model asked for, not the sandbox wrapper
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		p.kill("manager closed")
+		<-p.exited
+		return nil, ErrClosed
+	}
+	m.live[p] = struct{}{}
+	m.mu.Unlock()
+
+	if req.Timeout > 0 {
+		t := time.AfterFunc(req.Timeout, p.timeout)
+		go func() { <-p.exited; t.Stop() }()
+	}
+	go func() {
+		<-p.exited
+		m.mu.Lock()
+		// A session keeps its process until its end is collected.
+		if !m.isSessionLocked(p) {
+			delete(m.live, p)
+		}
+		m.mu.Unlock()
+	}()
+
+	var yield <-chan time.Time
+	if interactive {
+		t := time.NewTimer(req.YieldTime)
+		defer t.Stop()
+		yield = t.C
+	}
+	select {
+	case <-p.exited:
+	case <-yield:
+		if !p.done() {
+			res := m.collect(p, began, req.MaxOutputTokens)
+			res.Notes = m.register(p, res)
+			return res, nil
+		}
+	case <-ctx.Done():
+		p.kill("interrupted")
+		<-p.exited
+		return m.collect(p, began, req.MaxOutputTokens), ctx.Err()
+	}
+	return m.collect(p, began, req.MaxOutputTokens), nil
+}
+
+// register makes p a session, ending the least recently used session
+// when there are too many. It returns notes about what it ended.
+func (m *Manager) register(p *process, res *Result) []string {
+	m.mu.Lock()
+	m.nextID++
+	id := m.nextID
+	res.SessionID = id
+	var victim *process
+	var victimID int
+	if len(m.sessions) >= m.maxSessions {
+		victimID, victim = m.lruLocked()
+		delete(m.sessions, victimID)
+		delete(m.live, victim)
+	}
+	m.sessions[id] = p
+	if p.done() {
+		// It ended while we registered; the next call collects it.
+		m.live[p] = struct{}{}
+	}
+	m.mu.Unlock()
+	if victim == nil {
+		return nil
+	}
+	victim.kill("too many sessions")
+	return []string{fmt.Sprintf("session %d (%s) was terminated: at most %d sessions can be open at once",
+		victimID, policy.ShellQuote(victim.argv), m.maxSessions)}
+}
+
+// lruLocked picks the session to end: an ended one first, otherwise the
+// one unused for longest.
+func (m *Manager) lruLocked() (int, *process) {
+	bestID, best := 0, (*process)(nil)
+	var bestUsed time.Time
+	bestDone := false
+	for id, p := range m.sessions {
+		p.mu.Lock()
+		used := p.lastUsed
+		p.mu.Unlock()
+		done := p.done()
+		better := best == nil ||
+			(done && !bestDone) ||
+			(done == bestDone && used.Before(bestUsed))
+		if better {
+			bestID, best, bestUsed, bestDone = id, p, used, done
+		}
+	}
+	return bestID, best
+}
+
+func (m *Manager) isSessionLocked(p *process) bool {
+	for _, s := range m.sessions {
+		if s == p {
+			return true
+		}
+	}
+	return false
+}
+
+// collect takes the output since the last call and, if the command has
+// ended, its exit.
+func (m *Manager) collect(p *process, began time.Time, maxTokens int) *Result {
+	done := p.done()
+	// Hold emitMu so no chunk is half-recorded.
+	p.emitMu.Lock()
+	p.mu.Lock()
+	res := &Result{
+		PID:             p.pid,
+		ChunkID:         newChunkID(),
+		Running:         !done,
+		Output:          p.pending.String(),
+		OutputBytes:     p.pending.Total(),
+		MaxOutputTokens: maxTokens,
+	}
+	p.pending.Reset()
+	p.lastUsed = time.Now()
+	if done {
+		res.ExitCode = p.exitCode
+		res.TimedOut = p.timedOut
+		res.Duration = p.ended.Sub(p.started)
+		res.Aggregated = p.agg.String()
+		res.Stdout = p.stdout.String()
+		res.Stderr = p.stderr.String()
+	}
+	p.mu.Unlock()
+	p.emitMu.Unlock()
+	res.Wall = time.Since(began)
+	return res
+}
+
+// WriteStdin writes chars (which may be empty, to only poll) to the
+// input of session id, waits up to yield for it to end, and returns the
+// output since the previous call. A session that has ended is removed
+// and its exit reported.
+func (m *Manager) WriteStdin(ctx context.Context, id int, chars string, yield time.Duration) (*Result, error) {
+	began := time.Now()
+	m.mu.Lock()
+	p, ok := m.sessions[id]
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w %d", ErrUnknownSession, id)
+	}
+	if chars != "" {
+		if err := p.writeStdin(chars, time.Now().Add(max(yield, time.Second))); err != nil {
+			return nil, fmt.Errorf("session %d: %w", id, err)
+		}
+	}
+	t := time.NewTimer(yield)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	res := m.collect(p, began, 0)
+	if res.Running {
+		res.SessionID = id
+	} else {
+		m.forget(id, p)
+	}
+	return res, ctx.Err()
+}
+
+func (m *Manager) forget(id int, p *process) {
+	m.mu.Lock()
+	if m.sessions[id] == p {
+		delete(m.sessions, id)
+	}
+	delete(m.live, p)
+	m.mu.Unlock()
+}
+
+// Sessions lists the open sessions by id.
+func (m *Manager) Sessions() []SessionInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]SessionInfo, 0, len(m.sessions))
+	for id, p := range m.sessions {
+		out = append(out, SessionInfo{ID: id, PID: p.pid, Argv: p.argv, TTY: p.tty, Started: p.started, Running: !p.done()})
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return a.ID - b.ID })
+	return out
+}
+
+// Terminate kills session id's process group, waits for it to end and
+// removes the session, returning its last output.
+func (m *Manager) Terminate(id int) (*Result, error) {
+	began := time.Now()
+	m.mu.Lock()
+	p, ok := m.sessions[id]
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %d", ErrUnknownSession, id)
+	}
+	p.kill("terminated")
+	<-p.exited
+	res := m.collect(p, began, 0)
+	m.forget(id, p)
+	return res, nil
+}
+
+// Resize changes the terminal size of session id.
+func (m *Manager) Resize(id int, rows, cols uint16) error {
+	m.mu.Lock()
+	p, ok := m.sessions[id]
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w %d", ErrUnknownSession, id)
+	}
+	if !p.tty {
+		return ErrNotTTY
+	}
+	if p.done() {
+		return nil
+	}
+	return setWinsize(p.master, rows, cols)
+}
+
+// Close kills every command the manager started that is still running
+// (sessions and commands inside a Start call alike) and waits for them
+// to end. Later calls fail with ErrClosed. Close is idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	procs := make([]*process, 0, len(m.live))
+	for p := range m.live {
+		procs = append(procs, p)
+	}
+	m.sessions = make(map[int]*process)
+	m.live = make(map[*process]struct{})
+	m.mu.Unlock()
+	for _, p := range procs {
+		p.kill("manager closed")
+	}
+	for _, p := range procs {
+		<-p.exited
+	}
+	return nil
+}
