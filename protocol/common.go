@@ -108,3 +108,34 @@ type TextPosition struct {
 	Line   uint `json:"line"`
 	Column uint `json:"column"`
 }
+
+// Empty is the value of a variant or result that has no fields.
+type Empty struct{}
+
+// List is a JSON array that is never written as null: a nil List encodes as
+// []. Output arrays use it so a forgotten initialisation cannot put a null
+// where clients expect an array.
+type List[T any] []T
+
+// MarshalJSON writes l, or [] when l is nil.
+func (l List[T]) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]T(l))
+}
+
+func (List[T]) neverNull() {}
+
+// Map is a JSON object that is never written as null: a nil Map encodes as {}.
+type Map[V any] map[string]V
+
+// MarshalJSON writes m, or {} when m is nil.
+func (m Map[V]) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(map[string]V(m))
+}
+
+func (Map[V]) neverNull() {}

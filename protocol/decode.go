@@ -314,6 +314,9 @@ func oneOf(names []string) string {
 // value checks one value against s.
 func (d *scanner) value(s *Shape) error {
 	c := d.peek()
+	if c == 0 {
+		return d.syntax("EOF while parsing a value")
+	}
 	if c == 'n' && s.Kind != KindCustom {
 		if s.acceptsNull() {
 			return d.literal("null")
@@ -451,10 +454,10 @@ func (d *scanner) value(s *Shape) error {
 
 func (s *Shape) acceptsNull() bool {
 	switch s.Kind {
-	case KindPointer, KindAny, KindMap:
+	case KindPointer, KindAny:
 		return true
-	case KindSlice:
-		return !s.Type.Implements(listerType)
+	case KindSlice, KindMap:
+		return !s.nonNull
 	}
 	return false
 }
@@ -522,6 +525,9 @@ func (d *scanner) object(s, common *Shape, skipKey string) error {
 					return &decodeError{"duplicate field `" + f.Name + "`"}
 				}
 				seen[i] = true
+				if d.peek() == 'n' && !f.Nullable && f.Shape.Kind != KindCustom {
+					return d.invalidType(f.Shape.expected())
+				}
 				if err := d.value(f.Shape); err != nil {
 					return err
 				}

@@ -22,7 +22,7 @@ func ExperimentalUse(m *MethodInfo, raw json.RawMessage) string {
 		return ""
 	}
 	s := ShapeOf(m.Params)
-	if !s.hasExp {
+	if !s.hasExp || !json.Valid(raw) {
 		return ""
 	}
 	d := scanner{data: raw}

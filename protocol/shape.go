@@ -66,11 +66,11 @@ type Shape struct {
 	// Schema is the JSON Schema of a KindCustom type (from its WireSchema method).
 	Schema map[string]any
 
-	byName     map[string]int // field or variant index by JSON name
-	required   int            // number of required fields
-	check      func(string) error
-	hasExp     bool // an experimental or gated field or variant is reachable
-	isRawValue bool // json.RawMessage or any: decoded by the second pass as is
+	byName   map[string]int // field or variant index by JSON name
+	required int            // number of required fields
+	check    func(string) error
+	hasExp   bool // an experimental or gated field or variant is reachable
+	nonNull  bool // List or Map: never null
 }
 
 // Field is one field of a struct on the wire.
@@ -79,7 +79,7 @@ type Field struct {
 	Index        int    // Go field index
 	Shape        *Shape
 	Required     bool
-	Nullable     bool // null is accepted (and nil is written as null)
+	Nullable     bool // null is accepted: pointers, any, and optional slices and maps
 	OmitEmpty    bool // omitted on output when empty
 	Experimental bool // wire:"experimental"
 	Gated        bool // wire:"gated"
@@ -106,8 +106,8 @@ type enumer interface{ wireValues() []string }
 // stringChecker is implemented by string types with extra rules (AbsPath).
 type stringChecker interface{ checkWire(string) error }
 
-// lister marks List[T], an array that is never written as null.
-type lister interface{ isList() }
+// neverNuller marks List and Map, which are never written as null.
+type neverNuller interface{ neverNull() }
 
 var (
 	shapeMu    sync.Mutex
@@ -116,7 +116,7 @@ var (
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	enumerType     = reflect.TypeFor[enumer]()
 	checkerType    = reflect.TypeFor[stringChecker]()
-	listerType     = reflect.TypeFor[lister]()
+	nonNullType    = reflect.TypeFor[neverNuller]()
 	schemaerType   = reflect.TypeFor[WireSchemaer]()
 	unmarshalType  = reflect.TypeFor[json.Unmarshaler]()
 )
@@ -153,10 +153,13 @@ func buildShape(t reflect.Type, building map[reflect.Type]*Shape) *Shape {
 		s.Elem = buildShape(t.Elem(), building)
 		return s
 	case t == rawMessageType || t.Kind() == reflect.Interface:
-		s.Kind, s.isRawValue = KindAny, true
+		s.Kind = KindAny
 		return s
-	case t.Implements(listerType):
-		s.Kind = KindSlice
+	case t.Implements(nonNullType):
+		s.Kind, s.nonNull = KindSlice, true
+		if t.Kind() == reflect.Map {
+			s.Kind = KindMap
+		}
 		s.Elem = buildShape(t.Elem(), building)
 		return s
 	case t.Kind() == reflect.Struct && hasUnionTags(t):
@@ -264,8 +267,9 @@ func buildFields(t reflect.Type, building map[reflect.Type]*Shape, skip func(ref
 		}
 		isPtr := sf.Type.Kind() == reflect.Pointer
 		f.Required = (!isPtr && !f.OmitEmpty && !wire["optional"]) || (isPtr && wire["required"])
-		f.Nullable = isPtr || f.Shape.Kind == KindAny ||
-			(!sf.Type.Implements(listerType) && (sf.Type.Kind() == reflect.Slice || sf.Type.Kind() == reflect.Map))
+		f.Nullable = isPtr || sf.Type.Kind() == reflect.Interface || sf.Type == rawMessageType ||
+			(!f.Required && !sf.Type.Implements(nonNullType) &&
+				(sf.Type.Kind() == reflect.Slice || sf.Type.Kind() == reflect.Map))
 		out = append(out, f)
 	}
 	return out

@@ -492,10 +492,10 @@ func (ThreadListCwdFilter) WireSchema() map[string]any {
 
 // ThreadListResponse is the result of thread/list.
 type ThreadListResponse struct {
-	Data            List[Thread]               `json:"data"`
-	NextCursor      *string                    `json:"nextCursor"`
-	BackwardsCursor *string                    `json:"backwardsCursor"`
-	ReadStates      map[string]ThreadReadState `json:"readStates,omitempty" wire:"experimental"`
+	Data            List[Thread]         `json:"data"`
+	NextCursor      *string              `json:"nextCursor"`
+	BackwardsCursor *string              `json:"backwardsCursor"`
+	ReadStates      Map[ThreadReadState] `json:"readStates" wire:"optional,experimental"`
 }
 
 // ThreadReadState is a thread's unread position.

@@ -14,24 +14,6 @@ import (
 // is adding a field. Union types forward their JSON methods to marshalUnion
 // and unmarshalUnion.
 
-// Empty is the value of a variant or result that has no fields.
-type Empty struct{}
-
-// List is a JSON array that is never written as null: a nil List encodes as
-// []. Output arrays use it so a forgotten initialisation cannot put a null
-// where clients expect an array.
-type List[T any] []T
-
-// MarshalJSON writes l, or [] when l is nil.
-func (l List[T]) MarshalJSON() ([]byte, error) {
-	if l == nil {
-		return []byte("[]"), nil
-	}
-	return json.Marshal([]T(l))
-}
-
-func (List[T]) isList() {}
-
 // marshalUnion encodes the union that u points to.
 func marshalUnion(u any) ([]byte, error) {
 	v := reflect.ValueOf(u).Elem()
