@@ -27,7 +27,7 @@ const (
 	ErrResponseFailed     // response.failed / error event
 	ErrStreamIdleTimeout  // no data for stream_idle_timeout
 	ErrResponseIncomplete // response.incomplete
-	ErrRetryLimit         // connection retries exhausted (wraps the last error)
+	ErrRetryLimit         // the turn loop's retries are exhausted (the client returns the last error itself)
 )
 
 var errorKindNames = [...]string{

@@ -84,7 +84,10 @@ func (u TokenUsage) Add(o TokenUsage) TokenUsage {
 // before completion is an *Error of kind ErrStreamDisconnected). Close
 // releases the connection; it is safe to call more than once and from
 // another goroutine, and cancelling the context passed to Client.Stream
-// has the same effect.
+// has the same effect: a Next blocked on the network returns promptly with
+// context.Canceled (or the context's error). Calling Next until io.EOF
+// after EventCompleted lets the connection be reused. Next itself must not
+// be called from two goroutines at once.
 type Stream interface {
 	Next() (StreamEvent, error)
 	Close() error

@@ -211,16 +211,25 @@ func scanLiteral(s string, i int, lit string) (int, bool) {
 // the common case, is returned as a substring of s.
 func scanString(s string, i int) (string, int, error) {
 	for j := i + 1; j < len(s); j++ {
-		c := s[j]
-		if c == '"' {
+		if plain[s[j]] {
+			continue
+		}
+		if s[j] == '"' {
 			return s[i+1 : j], j + 1, nil
 		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return scanStringSlow(s, i)
-		}
+		return scanStringSlow(s, i)
 	}
 	return "", len(s), errJSONUnterminate
 }
+
+// plain marks the bytes a string can hold as they are: printable ASCII
+// other than the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func scanStringSlow(s string, i int) (string, int, error) {
 	escaped := false
