@@ -38,20 +38,12 @@ func splitKeep(s string) []string {
 
 // unifiedHunks returns the hunks of a unified diff of a to b, without file
 // headers ("" when equal). The line differences come from go-udiff's LCS;
-// hunks are grouped here by line index, which keeps large files linear.
+// hunks are grouped and written here, in one pass over the lines.
 func unifiedHunks(a, b string, context int) string {
 	if a == b {
 		return ""
 	}
-	u := unifiedOf(a, b, context)
-	s := u.String()
-	// Drop the "--- \n+++ \n" header lines udiff always writes.
-	for range 2 {
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
-		}
-	}
-	return s
+	return writeHunks(unifiedOf(a, b, context))
 }
 
 func unifiedOf(a, b string, context int) udiff.UnifiedDiff {
@@ -95,6 +87,65 @@ func unifiedOf(a, b string, context int) udiff.UnifiedDiff {
 		u.Hunks = append(u.Hunks, h)
 	}
 	return u
+}
+
+// writeHunks formats hunks as unified diff text. Ranges follow GNU diff and
+// git: a count of one is omitted, and an empty side is "-0,0" or "+0,0".
+func writeHunks(u udiff.UnifiedDiff) string {
+	size := 0
+	for _, h := range u.Hunks {
+		size += 32
+		for _, l := range h.Lines {
+			size += len(l.Content) + 2
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	rng := func(sign byte, start, count int) {
+		b.WriteByte(' ')
+		b.WriteByte(sign)
+		if count == 0 {
+			start-- // an empty range names the line before it
+		}
+		b.WriteString(strconv.Itoa(start))
+		if count != 1 {
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(count))
+		}
+	}
+	for _, h := range u.Hunks {
+		from, to := 0, 0
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case udiff.Delete:
+				from++
+			case udiff.Insert:
+				to++
+			default:
+				from++
+				to++
+			}
+		}
+		b.WriteString("@@")
+		rng('-', h.FromLine, from)
+		rng('+', h.ToLine, to)
+		b.WriteString(" @@\n")
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case udiff.Delete:
+				b.WriteByte('-')
+			case udiff.Insert:
+				b.WriteByte('+')
+			default:
+				b.WriteByte(' ')
+			}
+			b.WriteString(l.Content)
+			if !strings.HasSuffix(l.Content, "\n") {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 // gitBlobID is the object id git gives a blob with this content.

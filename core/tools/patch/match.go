@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -10,7 +11,8 @@ type fileText struct {
 	lines        []string // without "\n" (a CRLF file's lines keep "\r")
 	newlineAtEnd bool
 	crlf         bool
-	norm         [tierCount][]string // lines normalised per tier, on demand
+	norm         [tierCount][]string         // lines normalised per tier, on demand
+	index        [tierCount]map[string][]int // tier's line → ascending indexes, on demand
 }
 
 func splitText(s string) *fileText {
@@ -116,7 +118,13 @@ func (f *fileText) seek(pat []string, from int, eof, fold bool) match {
 			continue
 		}
 		m := match{at: -1, second: -1}
-		for i := max(from, 0); i+len(np) <= len(lines); i++ {
+		// Candidates are where the first line occurs, from the index.
+		cands := f.tierIndex(t)[np[0]]
+		k, _ := slices.BinarySearch(cands, from)
+		for _, i := range cands[k:] {
+			if i+len(np) > len(lines) {
+				break
+			}
 			if equalAt(lines, np, i) {
 				if m.at < 0 {
 					m.at = i
@@ -131,6 +139,17 @@ func (f *fileText) seek(pat []string, from int, eof, fold bool) match {
 		}
 	}
 	return match{at: -1, second: -1}
+}
+
+func (f *fileText) tierIndex(t tier) map[string][]int {
+	if f.index[t] == nil {
+		idx := make(map[string][]int, len(f.lines))
+		for i, l := range f.tierLines(t) {
+			idx[l] = append(idx[l], i)
+		}
+		f.index[t] = idx
+	}
+	return f.index[t]
 }
 
 func equalAt(lines, pat []string, at int) bool {
