@@ -66,23 +66,46 @@ func (b *headTail) Total() int64 { return b.total }
 // Omitted is the number of bytes dropped from the middle.
 func (b *headTail) Omitted() int64 { return b.total - int64(len(b.head)) - int64(len(b.ring)) }
 
-// tail returns the kept tail in order.
-func (b *headTail) tail() []byte {
+// tailParts returns the kept tail in order, as up to two slices of the
+// ring.
+func (b *headTail) tailParts() (first, second []byte) {
 	if len(b.ring) < b.tailCap || b.start == 0 {
-		return b.ring
+		return b.ring, nil
 	}
-	out := make([]byte, 0, len(b.ring))
-	out = append(out, b.ring[b.start:]...)
-	return append(out, b.ring[:b.start]...)
+	return b.ring[b.start:], b.ring[:b.start]
 }
 
 // String returns the kept bytes as valid UTF-8, with a note in place of
-// the dropped middle.
+// the dropped middle. It copies the bytes once.
 func (b *headTail) String() string {
-	if b.Omitted() == 0 {
-		return validUTF8(string(b.head) + string(b.tail()))
+	t1, t2 := b.tailParts()
+	var sb strings.Builder
+	omitted := b.Omitted()
+	if omitted == 0 {
+		sb.Grow(len(b.head) + len(t1) + len(t2))
+		sb.Write(b.head)
+		sb.Write(t1)
+		sb.Write(t2)
+		return validUTF8(sb.String())
 	}
-	return joinCut(string(b.head), string(b.tail()), omittedNote(b.Omitted()))
+	// Drop characters cut in two at either edge of the gap.
+	head := trimPartialEnd(b.head)
+	skip := partialStartLen(t1, t2)
+	note := omittedNote(omitted)
+	sb.Grow(len(head) + len(note) + len(t1) + len(t2) + 2)
+	sb.Write(head)
+	if len(head) > 0 && head[len(head)-1] != '\n' {
+		sb.WriteByte('\n')
+	}
+	sb.WriteString(note)
+	sb.WriteByte('\n')
+	if skip < len(t1) {
+		sb.Write(t1[skip:])
+		sb.Write(t2)
+	} else {
+		sb.Write(t2[skip-len(t1):])
+	}
+	return validUTF8(sb.String())
 }
 
 // Reset empties the buffer, keeping its memory.
@@ -98,25 +121,25 @@ func omittedNote(n int64) string { return fmt.Sprintf("[… %d bytes omitted …
 // joinCut joins a head and a tail cut out of one text around a note,
 // dropping partial characters at the cut.
 func joinCut(head, tail, note string) string {
-	head = trimPartialEnd(head)
-	tail = trimPartialStart(tail)
+	h := trimPartialEnd([]byte(head))
+	tail = tail[partialStartLen([]byte(tail), nil):]
 	var b strings.Builder
-	b.Grow(len(head) + len(tail) + len(note) + 2)
-	b.WriteString(validUTF8(head))
-	if head != "" && !strings.HasSuffix(head, "\n") {
+	b.Grow(len(h) + len(tail) + len(note) + 2)
+	b.Write(h)
+	if len(h) > 0 && h[len(h)-1] != '\n' {
 		b.WriteByte('\n')
 	}
 	b.WriteString(note)
 	b.WriteByte('\n')
-	b.WriteString(validUTF8(tail))
-	return b.String()
+	b.WriteString(tail)
+	return validUTF8(b.String())
 }
 
 // trimPartialEnd drops an incomplete UTF-8 sequence cut off at the end.
-func trimPartialEnd(s string) string {
+func trimPartialEnd(s []byte) []byte {
 	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
 		if utf8.RuneStart(s[i]) {
-			if !utf8.FullRuneInString(s[i:]) {
+			if !utf8.FullRune(s[i:]) {
 				return s[:i]
 			}
 			return s
@@ -125,14 +148,24 @@ func trimPartialEnd(s string) string {
 	return s
 }
 
-// trimPartialStart drops continuation bytes cut off at the start.
-func trimPartialStart(s string) string {
-	for i := 0; i < len(s) && i < utf8.UTFMax; i++ {
-		if utf8.RuneStart(s[i]) {
-			return s[i:]
+// partialStartLen counts the continuation bytes, cut off from their
+// character, at the start of the text a followed by b.
+func partialStartLen(a, b []byte) int {
+	for i := 0; i < utf8.UTFMax; i++ {
+		var c byte
+		switch {
+		case i < len(a):
+			c = a[i]
+		case i-len(a) < len(b):
+			c = b[i-len(a)]
+		default:
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			return i
 		}
 	}
-	return s
+	return 0
 }
 
 func validUTF8(s string) string {

@@ -297,19 +297,32 @@ func (m *Manager) collect(p *process, began time.Time, maxTokens int) *Result {
 		PID:             p.pid,
 		ChunkID:         newChunkID(),
 		Running:         !done,
-		Output:          p.pending.String(),
-		OutputBytes:     p.pending.Total(),
 		MaxOutputTokens: maxTokens,
 	}
-	p.pending.Reset()
+	if p.interactive {
+		res.Output, res.OutputBytes = p.pending.String(), p.pending.Total()
+		p.pending.Reset()
+	}
 	p.lastUsed = time.Now()
 	if done {
 		res.ExitCode = p.exitCode
 		res.TimedOut = p.timedOut
 		res.Duration = p.ended.Sub(p.started)
 		res.Aggregated = p.agg.String()
-		res.Stdout = p.stdout.String()
-		res.Stderr = p.stderr.String()
+		// Share the aggregate when one stream carried everything: a
+		// megabyte copied once, not three times.
+		switch {
+		case p.stderr.Total() == 0:
+			res.Stdout = res.Aggregated
+		case p.stdout.Total() == 0:
+			res.Stderr = res.Aggregated
+		default:
+			res.Stdout, res.Stderr = p.stdout.String(), p.stderr.String()
+		}
+		if !p.interactive {
+			// Called once, at the end: the output is everything.
+			res.Output, res.OutputBytes = res.Aggregated, p.agg.Total()
+		}
 	}
 	p.mu.Unlock()
 	p.emitMu.Unlock()

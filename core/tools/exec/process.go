@@ -40,6 +40,9 @@ type process struct {
 	pid     int
 	tty     bool
 	started time.Time
+	// interactive commands can be polled more than once, so they keep
+	// the output not yet returned apart from the aggregate.
+	interactive bool
 
 	// stdin is the pipe or terminal the command reads; nil when its
 	// input is /dev/null.
@@ -78,15 +81,16 @@ func startProcess(argv []string, req Request, outputCap int, interactive bool) (
 	cmd.Dir = req.Cwd
 	cmd.Env = mergeEnv(os.Environ(), req.Env, req.UnsetEnv)
 	p := &process{
-		argv:     argv,
-		cmd:      cmd,
-		tty:      req.TTY,
-		onOutput: req.OnOutput,
-		exited:   make(chan struct{}),
-		agg:      newHeadTail(outputCap),
-		stdout:   newHeadTail(outputCap),
-		stderr:   newHeadTail(outputCap),
-		pending:  newHeadTail(outputCap),
+		argv:        argv,
+		cmd:         cmd,
+		tty:         req.TTY,
+		interactive: interactive,
+		onOutput:    req.OnOutput,
+		exited:      make(chan struct{}),
+		agg:         newHeadTail(outputCap),
+		stdout:      newHeadTail(outputCap),
+		stderr:      newHeadTail(outputCap),
+		pending:     newHeadTail(outputCap),
 	}
 	var err error
 	if req.TTY {
@@ -255,7 +259,9 @@ func (p *process) emit(stream string, chunk []byte) {
 	defer p.emitMu.Unlock()
 	p.mu.Lock()
 	p.agg.Write(chunk)
-	p.pending.Write(chunk)
+	if p.interactive {
+		p.pending.Write(chunk)
+	}
 	if stream == StreamStderr {
 		p.stderr.Write(chunk)
 	} else {
