@@ -414,6 +414,22 @@ func TestApplyThroughSymlink(t *testing.T) {
 	}
 }
 
+func TestApplyRefusesTwoNamesForOneFile(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"real.txt": "a\nb\n"})
+	if err := os.Symlink("real.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	p := mustParse(t, patchText("*** Update File: real.txt", "-a", "+A", "*** Update File: link.txt", "-b", "+B"))
+	_, err := p.Apply(dir, ApplyOptions{})
+	if !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), "link.txt: bad path: it is the same file as "+filepath.Join(dir, "real.txt")) {
+		t.Fatalf("Apply error = %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "real.txt")); string(b) != "a\nb\n" {
+		t.Errorf("real.txt = %q, want it unchanged", b)
+	}
+}
+
 func TestPlanRelativeCwdRefused(t *testing.T) {
 	_, err := mustParse(t, patchText("*** Delete File: a")).Plan("rel/dir", ApplyOptions{})
 	if !errors.Is(err, ErrBadPath) {

@@ -44,7 +44,7 @@ func FuzzParse(f *testing.F) {
 		p, err := Parse(text)
 		if err != nil {
 			var pe *ParseError
-			if !errors.As(err, &pe) || pe.Line < 1 || pe.Line > strings.Count(text, "\n")+2 {
+			if !errors.As(err, &pe) || pe.Line < 1 || pe.Line > strings.Count(unwrapJSON(text), "\n")+2 {
 				t.Fatalf("Parse error %v: not a *ParseError with a line in range", err)
 			}
 			return

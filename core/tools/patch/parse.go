@@ -20,13 +20,27 @@ const (
 const expectOp = "expected '*** Add File:', '*** Delete File:' or '*** Update File:'"
 
 // Parse parses an apply_patch input. It accepts what models commonly wrap a
-// patch in (a heredoc such as <<'EOF' … EOF, a Markdown code fence,
-// surrounding blank lines, CRLF line endings, no final newline) and reports
+// patch in (a heredoc such as <<'EOF' … EOF, a Markdown code fence, a JSON
+// object {"input": …} sent to the freeform tool, surrounding blank lines,
+// CRLF line endings, no final newline) and reports
 // anything else as a *ParseError naming the 1-based line of text and what
 // was expected there.
 func Parse(text string) (*Patch, error) {
-	p := newParser(text)
+	p := newParser(unwrapJSON(text))
 	return p.parse()
+}
+
+// unwrapJSON returns the patch inside a JSON object {"input": "…"} (the
+// function variant's arguments sent to the freeform tool), else text.
+func unwrapJSON(text string) string {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "{") {
+		return text
+	}
+	if in, err := InputFromArguments(t); err == nil {
+		return in
+	}
+	return text
 }
 
 type parser struct {

@@ -35,6 +35,11 @@ func TestParseValid(t *testing.T) {
 			want: []Op{{Kind: KindDelete, Path: "a", Line: 3}},
 		},
 		{
+			name: "function arguments sent to the freeform tool",
+			text: ` {"input": "*** Begin Patch\n*** Delete File: a\n*** End Patch"}`,
+			want: []Op{{Kind: KindDelete, Path: "a", Line: 2}},
+		},
+		{
 			name: "code fence",
 			text: "```diff\n*** Begin Patch\n*** Delete File: a\n*** End Patch\n```\n",
 			want: []Op{{Kind: KindDelete, Path: "a", Line: 3}},

@@ -81,6 +81,14 @@ func (p *Patch) Plan(cwd string, opts ApplyOptions) (*Plan, error) {
 		if err != nil {
 			return nil, &ApplyError{Path: op.Path, Line: op.Line, Err: err}
 		}
+		for _, o := range pl.files {
+			if o.real == s.real {
+				// Two names for one file would be written twice, the
+				// second write losing the first.
+				return nil, &ApplyError{Path: op.Path, Line: op.Line, Err: ErrBadPath,
+					Detail: fmt.Sprintf(": it is the same file as %s (through a symbolic link); name it one way only", o.path)}
+			}
+		}
 		byPath[path] = s
 		pl.files = append(pl.files, s)
 		return s, nil

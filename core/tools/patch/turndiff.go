@@ -59,8 +59,10 @@ func displayRoot(dir string) string {
 func (t *TurnDiffTracker) Root() string { return t.root }
 
 // Track records the baselines of the files a plan touches that the turn has
-// not touched yet. Call it before committing the plan (if the commit then
-// fails, the untouched files simply show no difference).
+// not touched yet, from the contents the plan read (which Commit verifies
+// are still on disk), and follows the plan's moves. Call it for every plan
+// the turn commits, before or after Commit; tracking a plan that then fails
+// or is declined is harmless, its files show no difference.
 func (t *TurnDiffTracker) Track(pl *Plan) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
