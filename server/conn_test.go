@@ -98,13 +98,26 @@ func TestUnknownMethod(t *testing.T) {
 		}
 	}
 	// A protocol method without a handler is not "unknown".
-	for _, known := range protocol.Methods(protocol.ClientRequest) {
-		if known.Method == "initialize" {
-			continue
-		}
-		wantError(t, c.call(known.Method, map[string]any{}), protocol.CodeMethodNotFound, "`"+known.Method+"` is not implemented by agentd")
-		break
+	if _, ok := protocol.Lookup(protocol.ClientRequest, "thread/loaded/list"); !ok {
+		t.Fatal("thread/loaded/list is not in the protocol table")
 	}
+	wantError(t, c.call("thread/loaded/list", map[string]any{}), protocol.CodeMethodNotFound, "`thread/loaded/list` is not implemented by agentd")
+}
+
+// Params are validated and gated even for methods not implemented yet, in
+// the reference's order: decoding first, then experimental gating.
+func TestGatingOfFieldsAndMethods(t *testing.T) {
+	s := newTestServer(t, nil)
+	plain, exp := connect(t, s), connect(t, s)
+	plain.initialize(nil)
+	exp.initialize(map[string]any{"experimentalApi": true})
+	wantError(t, plain.call("thread/start", map[string]any{"experimentalRawEvents": true}),
+		protocol.CodeInvalidRequest, "thread/start.experimentalRawEvents requires experimentalApi capability")
+	wantError(t, plain.call("thread/start", map[string]any{"cwd": 123}), protocol.CodeInvalidRequest, "Invalid request: invalid type: integer `123`, expected a string")
+	wantError(t, plain.call("collaborationMode/list", map[string]any{}),
+		protocol.CodeInvalidRequest, "collaborationMode/list requires experimentalApi capability")
+	wantError(t, exp.call("thread/start", map[string]any{"experimentalRawEvents": true}), protocol.CodeMethodNotFound, "")
+	wantError(t, exp.call("collaborationMode/list", map[string]any{}), protocol.CodeMethodNotFound, "")
 }
 
 func TestHandlerErrorsAndPanics(t *testing.T) {

@@ -68,13 +68,24 @@ func (c *Conn) handleRequest(m inMessage) {
 	}
 	h, info := c.srv.lookup(m.method)
 	if h == nil {
-		c.sendError(m.id, c.srv.unknownMethodError(m.method))
+		if info == nil {
+			c.sendError(m.id, unknownMethodError(m.method))
+			return
+		}
+		// Validate first, so that clients see the same validation and
+		// gating errors as they will once the method is implemented.
+		if _, perr := c.decodeParams(m, info); perr != nil {
+			c.sendError(m.id, perr)
+			return
+		}
+		c.sendError(m.id, notImplementedError(m.method))
 		return
 	}
 	if !c.srv.admit(c) {
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
+	c.log.Debug("request started", zap.String("method", m.method), zap.ByteString("id", m.id))
 	go c.runHandler(m, h, info)
 }
 

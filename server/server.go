@@ -81,29 +81,28 @@ func (s *Server) Handle(method string, h HandlerFunc) {
 	s.hmu.Unlock()
 }
 
-// lookup returns the handler for method and its protocol description (nil
-// for a method the protocol table does not know, such as test hooks).
+// lookup returns the handler for method (nil when none is registered) and
+// its protocol description (nil for a method the protocol table does not
+// know, such as the test hooks).
 func (s *Server) lookup(method string) (HandlerFunc, *protocol.MethodInfo) {
 	s.hmu.RLock()
 	h := s.handlers[method]
 	s.hmu.RUnlock()
-	if h == nil {
-		return nil, nil
-	}
 	info, _ := protocol.Lookup(protocol.ClientRequest, method)
 	return h, info
 }
 
-// unknownMethodError answers a request for a method we do not serve. A
-// method the protocol does not have gets the reference's answer: -32600
-// "unknown variant", listing every client request method of the protocol
-// table. A method the protocol has but agentd does not implement (yet)
-// gets -32601, so that a client can tell the two apart.
-func (s *Server) unknownMethodError(method string) *protocol.Error {
-	if _, known := protocol.Lookup(protocol.ClientRequest, method); known {
-		return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
-	}
+// unknownMethodError is the reference's answer to a method the protocol
+// does not have: -32600 "unknown variant", listing every client request
+// method of the protocol table.
+func unknownMethodError(method string) *protocol.Error {
 	return protocol.UnknownMethod(method)
+}
+
+// notImplementedError answers a method the protocol has but agentd does
+// not serve (yet): -32601, so that a client can tell it from a typo.
+func notImplementedError(method string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
 }
 
 // admit reserves an in-flight slot for a request on c, within both the
