@@ -89,10 +89,10 @@ func BenchmarkTurnDiff10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr.Track(pl)
 	if _, err := pl.Commit(); err != nil {
 		b.Fatal(err)
 	}
+	tr.Track(pl)
 	for b.Loop() {
 		if _, err := tr.Diff(); err != nil {
 			b.Fatal(err)

@@ -59,10 +59,10 @@ func displayRoot(dir string) string {
 func (t *TurnDiffTracker) Root() string { return t.root }
 
 // Track records the baselines of the files a plan touches that the turn has
-// not touched yet, from the contents the plan read (which Commit verifies
-// are still on disk), and follows the plan's moves. Call it for every plan
-// the turn commits, before or after Commit; tracking a plan that then fails
-// or is declined is harmless, its files show no difference.
+// not touched yet, from the contents the plan read before writing, and
+// follows the plan's moves. Call it for every plan the turn commits, once
+// Commit succeeds: only then are those contents known to be what was on
+// disk (a stale plan's are not).
 func (t *TurnDiffTracker) Track(pl *Plan) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

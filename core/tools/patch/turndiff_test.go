@@ -18,10 +18,10 @@ func applyTracked(t *testing.T, tr *TurnDiffTracker, cwd, text string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Track(pl)
 	if _, err := pl.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	tr.Track(pl)
 }
 
 func TestTurnDiffMatchesReference(t *testing.T) {
@@ -205,5 +205,31 @@ func TestGitQuote(t *testing.T) {
 		if got := gitQuote(in); got != want {
 			t.Errorf("gitQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+func TestTurnDiffChainedMovesAndDeclinedPlans(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"p.txt": "p\n", "keep.txt": "k\n"})
+	tr := NewTurnDiffTracker(dir)
+	// A declined plan is tracked but never committed: nothing to show.
+	declined, err := mustParse(t, patchText("*** Update File: keep.txt", "-k", "+K")).Plan(dir, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Track(declined)
+	applyTracked(t, tr, dir, patchText("*** Update File: p.txt", "*** Move to: q.txt", "-p", "+q"))
+	applyTracked(t, tr, dir, patchText("*** Update File: q.txt", "*** Move to: sub/r.txt"))
+	d, err := tr.Diff()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "diff --git a/p.txt b/sub/r.txt\nrename from p.txt\nrename to sub/r.txt\nindex " + gitBlobID("p\n") + ".." + gitBlobID("q\n") +
+		" 100644\n--- a/p.txt\n+++ b/sub/r.txt\n@@ -1 +1 @@\n-p\n+q\n"
+	if d != want {
+		t.Errorf("Diff =\n%s\nwant\n%s", d, want)
+	}
+	if got := gitApply(t, d, "p\n"); got != "q\n" {
+		t.Errorf("applied = %q", got)
 	}
 }
