@@ -63,6 +63,8 @@ type index struct {
 	dirty    map[string]bool
 	gen      uint64
 	lastFull time.Time
+	// unsaved says the entries changed since the cache was written.
+	unsaved bool
 
 	saver *cacheSaver
 }
@@ -167,6 +169,7 @@ func (x *index) refreshLocked() {
 		x.lastFull = now
 	}
 	if changed && x.saver != nil {
+		x.unsaved = true
 		x.saver.kick()
 	}
 }
@@ -229,7 +232,9 @@ func (x *index) visit(p string, archived, full bool, jobs *[]*scanJob) {
 		}
 	}
 	j := &scanJob{path: p, archived: archived, st: st}
-	if e != nil && e.Ino == ino && size >= e.Size {
+	// A file that only grew is read from where the last scan stopped; one
+	// rewritten in place (same size, new mtime) is read again whole.
+	if e != nil && e.Ino == ino && size > e.Size {
 		j.prev = e
 	}
 	*jobs = append(*jobs, j)

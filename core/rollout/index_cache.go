@@ -112,9 +112,9 @@ func (x *index) close() error {
 		<-x.saver.done
 	}
 	x.mu.Lock()
-	loaded := x.loaded
+	unsaved := x.unsaved
 	x.mu.Unlock()
-	if !loaded {
+	if !unsaved {
 		return nil
 	}
 	return x.save()
@@ -127,6 +127,7 @@ func (x *index) save() error {
 	for _, e := range x.entries {
 		c.Entries = append(c.Entries, *e)
 	}
+	x.unsaved = false
 	x.mu.Unlock()
 	tmp, err := os.CreateTemp(filepath.Dir(x.cachePath), ".rollout-index-*")
 	if err != nil {
