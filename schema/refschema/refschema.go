@@ -71,9 +71,13 @@ func Dir() string {
 	return DefaultDir
 }
 
-// Load reads the bundle from dir.
-func Load(dir string) (*V, error) {
-	path := filepath.Join(dir, Bundle)
+// Load reads the experimental bundle from dir.
+func Load(dir string) (*V, error) { return LoadBundle(dir, Bundle) }
+
+// LoadBundle reads the named bundle ("stable.schemas.json", …) from dir. It
+// also reads agentd's own bundles, which have the same layout.
+func LoadBundle(dir, bundle string) (*V, error) {
+	path := filepath.Join(dir, bundle)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
