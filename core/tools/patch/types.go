@@ -4,6 +4,7 @@ package patch
 // protocol's PatchChangeKind uses.
 type Kind string
 
+// The kinds of file change.
 const (
 	KindAdd    Kind = "add"
 	KindDelete Kind = "delete"
@@ -64,8 +65,10 @@ type FileChange struct {
 	Kind Kind
 	// MovePath is the absolute destination of an update that renames.
 	MovePath string
-	// Diff is a unified diff (hunks only, no file headers) of the old
-	// content to the new; for an add, the new content; for a delete, the
-	// deleted content.
+	// Diff is a unified diff (hunks only, no file headers, one line of
+	// context) of the old content to the new; for an add, the new content;
+	// for a delete, the deleted content. In a streaming preview, an
+	// update's Diff is its hunks as written so far ('@@' headers and
+	// ' ', '-', '+' lines), since the file is not read.
 	Diff string
 }
