@@ -1,0 +1,26 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain builds the agentd binary once for every test of the package.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentd-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin, err := BuildAgentd(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	SetBinary(bin)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
