@@ -295,7 +295,9 @@ func firstInt(t *testing.T, s string) int {
 
 func TestTimeoutKillsGrandchildren(t *testing.T) {
 	m := newTestManager(t, Options{})
-	r, err := start(t, m, context.Background(), Request{Argv: sh("sleep 100 & echo $!; sleep 100"), Timeout: 300 * time.Millisecond})
+	// The timeout leaves the shell ample time to start its background
+	// sleep and print its pid first.
+	r, err := start(t, m, context.Background(), Request{Argv: sh("sleep 100 & echo $!; sleep 100"), Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,13 +313,16 @@ func TestEscapedGrandchildDoesNotBlockRead(t *testing.T) {
 	// ours reaches it, and it holds the output pipe (or terminal) open.
 	for _, tty := range []bool{false, true} {
 		m := newTestManager(t, Options{})
+		pidFile := filepath.Join(t.TempDir(), "pid")
 		r, err := start(t, m, context.Background(), Request{
-			Argv: sh("setsid sh -c 'echo $$; exec sleep 100' & sleep 0.2; echo parent-done"), TTY: tty, Timeout: waitFor,
+			Argv: sh("setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 100' & while [ ! -s " + pidFile + " ]; do sleep 0.01; done; echo parent-done"),
+			TTY:  tty, Timeout: waitFor,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pid := firstInt(t, r.Output)
+		b, _ := os.ReadFile(pidFile)
+		pid := firstInt(t, string(b))
 		syscall.Kill(pid, syscall.SIGKILL)
 		if r.ExitCode != 0 || !strings.Contains(r.Output, "parent-done") {
 			t.Fatalf("tty=%t: %+v", tty, r)
