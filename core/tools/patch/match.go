@@ -100,6 +100,9 @@ type match struct {
 // lines must end the file. It stops at the first tier that finds them and
 // reports a second occurrence in that tier, for ambiguity checks.
 func (f *fileText) seek(pat []string, from int, eof, fold bool) match {
+	if len(pat) == 0 {
+		return match{at: -1, second: -1} // callers place empty hunks themselves
+	}
 	last := tierFold
 	if !fold {
 		last = tierTrimSpace

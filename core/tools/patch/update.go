@@ -60,7 +60,7 @@ func applyHunks(content string, op *Op, fold bool) (string, error) {
 			}
 			m := f.seek(old, start, h.EOF, fold)
 			shown := old
-			if m.at < 0 && len(lines) > 1 && lines[len(lines)-1] == (HunkLine{Op: ' '}) {
+			if m.at < 0 && len(old) > 1 && lines[len(lines)-1] == (HunkLine{Op: ' '}) {
 				// A trailing blank context line the file does not have.
 				lines = lines[:len(lines)-1]
 				old = old[:len(old)-1]
