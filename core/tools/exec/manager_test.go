@@ -576,3 +576,25 @@ func BenchmarkOutputThroughput(b *testing.B) {
 		}
 	}
 }
+
+func TestOutputNotLostWhenReaderIsLate(t *testing.T) {
+	// OnOutput holds the reader past the drain grace after the first
+	// chunk; what the command printed meanwhile is still in the kernel
+	// and must not be dropped when reading stops.
+	for _, tty := range []bool{false, true} {
+		m := newTestManager(t, Options{})
+		var once sync.Once
+		var rec recorder
+		on := func(stream string, chunk []byte) {
+			rec.on(stream, chunk)
+			once.Do(func() { time.Sleep(2 * drainGrace) })
+		}
+		r, err := start(t, m, context.Background(), Request{Argv: sh("printf first; sleep 0.05; printf second"), TTY: tty, OnOutput: on, Timeout: waitFor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Aggregated != "firstsecond" || rec.text("") != "firstsecond" {
+			t.Fatalf("tty=%t: aggregated %q, streamed %q", tty, r.Aggregated, rec.text(""))
+		}
+	}
+}

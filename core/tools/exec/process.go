@@ -254,6 +254,30 @@ func (p *process) readLoop(stream string, f *os.File) {
 	}
 }
 
+// drainNow reads what f holds right now, without blocking, once the
+// reader of f has stopped.
+func (p *process) drainNow(stream string, f *os.File) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, readChunk)
+	for {
+		var n int
+		var rerr error
+		if sc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) }) != nil {
+			return
+		}
+		if n > 0 {
+			p.emit(stream, buf[:n])
+		}
+		// EAGAIN: nothing more now; EIO or 0: the writers are gone.
+		if rerr != nil || n <= 0 {
+			return
+		}
+	}
+}
+
 func (p *process) emit(stream string, chunk []byte) {
 	p.emitMu.Lock()
 	defer p.emitMu.Unlock()
@@ -283,12 +307,18 @@ func (p *process) wait(readers *sync.WaitGroup) {
 	select {
 	case <-drained:
 	case <-time.After(drainGrace):
-		// Something else still holds the output open. Stop reading;
-		// closing unblocks the readers.
+		// Something else still holds the output open, or the readers
+		// were not scheduled in time. Stop them, then take what the
+		// kernel still buffers without waiting: a deadline in the past
+		// makes Read fail before it looks at the data.
 		for _, f := range p.readers {
 			_ = f.SetReadDeadline(time.Now())
 		}
 		<-drained
+		streams := []string{StreamStdout, StreamStderr}
+		for i, f := range p.readers {
+			p.drainNow(streams[i], f)
+		}
 	}
 	closeAll(p.readers...)
 	if p.stdin != nil && p.stdin != p.master {
