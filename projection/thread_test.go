@@ -248,7 +248,7 @@ func TestPatchApproval(t *testing.T) {
 
 func TestUserInputRequest(t *testing.T) {
 	p := NewThread(tid, protocol.StatusIdle())
-	out := apply(p, core.TurnStarted{StartedAt: t0}, core.UserInputRequest{CallID: "call_1", Questions: []core.Question{{ID: "q", Header: "H", Question: "?", IsOther: true, Options: []core.QuestionOption{{"a", "b"}}}}})
+	out := apply(p, core.TurnStarted{StartedAt: t0}, core.UserInputRequest{CallID: "call_1", Questions: []core.Question{{ID: "q", Header: "H", Question: "?", IsOther: true, Options: []core.QuestionOption{{Label: "a", Description: "b"}}}}})
 	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", `status{"type":"active","activeFlags":["waitingOnUserInput"]}`, "request:item/tool/requestUserInput")
 	validate(t, out)
 	ans, _ := p.Answered("call_1")
