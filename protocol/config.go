@@ -41,7 +41,10 @@ type ConfigLayerSource struct {
 	LegacyManagedConfigTomlFromMdm  *Empty            `variant:"legacyManagedConfigTomlFromMdm"`
 }
 
-func (s ConfigLayerSource) MarshalJSON() ([]byte, error)  { return marshalUnion(&s) }
+// MarshalJSON encodes the union (see union.go).
+func (s ConfigLayerSource) MarshalJSON() ([]byte, error) { return marshalUnion(&s) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (s *ConfigLayerSource) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, s) }
 
 // ConfigFile is a layer read from a file.

@@ -47,6 +47,15 @@ func Unmarshal(data []byte, v any) error {
 	return nil
 }
 
+// absent reports whether raw params are missing: empty, white space or null.
+func absent(raw []byte) bool {
+	d := scanner{data: raw}
+	if d.atEnd() {
+		return true
+	}
+	return d.peek() == 'n' && d.literal("null") == nil && d.atEnd()
+}
+
 func validate(data []byte, s *Shape) error {
 	d := scanner{data: data}
 	if err := d.value(s); err != nil {
@@ -74,6 +83,12 @@ func (d *scanner) ws() {
 			return
 		}
 	}
+}
+
+// atEnd skips white space and reports whether the input is used up.
+func (d *scanner) atEnd() bool {
+	d.ws()
+	return d.pos >= len(d.data)
 }
 
 // peek skips white space and returns the next byte, or 0 at the end.
@@ -234,9 +249,10 @@ func (d *scanner) skip() error {
 		return d.literal("false")
 	case 'n':
 		return d.literal("null")
-	case 0:
-		return d.syntax("EOF while parsing a value")
 	default:
+		if d.atEnd() {
+			return d.syntax("EOF while parsing a value")
+		}
 		_, _, err := d.number()
 		return err
 	}
@@ -314,7 +330,7 @@ func oneOf(names []string) string {
 // value checks one value against s.
 func (d *scanner) value(s *Shape) error {
 	c := d.peek()
-	if c == 0 {
+	if d.atEnd() {
 		return d.syntax("EOF while parsing a value")
 	}
 	if c == 'n' && s.Kind != KindCustom {

@@ -26,9 +26,6 @@ func ExperimentalUse(m *MethodInfo, raw json.RawMessage) string {
 		return ""
 	}
 	d := scanner{data: raw}
-	if d.peek() == 0 {
-		return ""
-	}
 	use, _ := d.expUse(s, m.Method)
 	return use
 }

@@ -27,7 +27,10 @@ type ThreadItem struct {
 	CompletedAtMs *int64 `json:"completedAtMs"`
 }
 
-func (it ThreadItem) MarshalJSON() ([]byte, error)  { return marshalUnion(&it) }
+// MarshalJSON encodes the union (see union.go).
+func (it ThreadItem) MarshalJSON() ([]byte, error) { return marshalUnion(&it) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (it *ThreadItem) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, it) }
 
 // Type returns the item's "type" ("agentMessage", …), or "" if none is set.
@@ -209,7 +212,10 @@ type CommandAction struct {
 	Unknown   *UnknownAction   `variant:"unknown"`
 }
 
-func (a CommandAction) MarshalJSON() ([]byte, error)  { return marshalUnion(&a) }
+// MarshalJSON encodes the union (see union.go).
+func (a CommandAction) MarshalJSON() ([]byte, error) { return marshalUnion(&a) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (a *CommandAction) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, a) }
 
 // ReadAction reads a file.
@@ -259,7 +265,10 @@ type PatchChangeKind struct {
 	Update *UpdateChange `variant:"update"`
 }
 
-func (k PatchChangeKind) MarshalJSON() ([]byte, error)  { return marshalUnion(&k) }
+// MarshalJSON encodes the union (see union.go).
+func (k PatchChangeKind) MarshalJSON() ([]byte, error) { return marshalUnion(&k) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (k *PatchChangeKind) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, k) }
 
 // ChangeAdd returns {"type":"add"}.
@@ -370,7 +379,10 @@ type DynamicToolCallOutputContentItem struct {
 	InputAudio *InputAudioContent `variant:"inputAudio"`
 }
 
+// MarshalJSON encodes the union (see union.go).
 func (c DynamicToolCallOutputContentItem) MarshalJSON() ([]byte, error) { return marshalUnion(&c) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (c *DynamicToolCallOutputContentItem) UnmarshalJSON(b []byte) error {
 	return unmarshalUnion(b, c)
 }
@@ -406,7 +418,10 @@ type WebSearchAction struct {
 	Other      *Empty            `variant:"other"`
 }
 
-func (a WebSearchAction) MarshalJSON() ([]byte, error)  { return marshalUnion(&a) }
+// MarshalJSON encodes the union (see union.go).
+func (a WebSearchAction) MarshalJSON() ([]byte, error) { return marshalUnion(&a) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (a *WebSearchAction) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, a) }
 
 // SearchWebAction ran queries.
@@ -460,7 +475,10 @@ type UserInput struct {
 	Mention    *MentionInput    `variant:"mention"`
 }
 
-func (u UserInput) MarshalJSON() ([]byte, error)  { return marshalUnion(&u) }
+// MarshalJSON encodes the union (see union.go).
+func (u UserInput) MarshalJSON() ([]byte, error) { return marshalUnion(&u) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (u *UserInput) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, u) }
 
 // TextUserInput returns {"type":"text","text":…,"text_elements":[]}.

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"sort"
@@ -87,7 +86,7 @@ func DecodeParams(m *MethodInfo, raw json.RawMessage) (any, error) {
 		return nil, nil
 	}
 	v := reflect.New(m.Params)
-	if d := (scanner{data: raw}); d.peek() == 0 || string(bytes.TrimSpace(raw)) == "null" {
+	if absent(raw) {
 		if ShapeOf(m.Params).required > 0 {
 			return nil, InvalidRequest("Invalid request: missing field `params`")
 		}

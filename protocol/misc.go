@@ -21,7 +21,10 @@ type Account struct {
 	GCP           *Empty          `variant:"gcp"`
 }
 
-func (a Account) MarshalJSON() ([]byte, error)  { return marshalUnion(&a) }
+// MarshalJSON encodes the union (see union.go).
+func (a Account) MarshalJSON() ([]byte, error) { return marshalUnion(&a) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (a *Account) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, a) }
 
 // ChatGPTAccount is a ChatGPT login.

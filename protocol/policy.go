@@ -10,7 +10,10 @@ type AskForApproval struct {
 // ApprovalPolicy returns an AskForApproval with a plain mode.
 func ApprovalPolicy(m ApprovalMode) AskForApproval { return AskForApproval{Mode: m} }
 
-func (a AskForApproval) MarshalJSON() ([]byte, error)  { return marshalUnion(&a) }
+// MarshalJSON encodes the union (see union.go).
+func (a AskForApproval) MarshalJSON() ([]byte, error) { return marshalUnion(&a) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (a *AskForApproval) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, a) }
 
 // ApprovalMode is a plain AskForApproval value.
@@ -72,7 +75,10 @@ type SandboxPolicy struct {
 	WorkspaceWrite   *WorkspaceWriteSandbox `variant:"workspaceWrite"`
 }
 
-func (p SandboxPolicy) MarshalJSON() ([]byte, error)  { return marshalUnion(&p) }
+// MarshalJSON encodes the union (see union.go).
+func (p SandboxPolicy) MarshalJSON() ([]byte, error) { return marshalUnion(&p) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (p *SandboxPolicy) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, p) }
 
 // ReadOnlySandbox is the readOnly SandboxPolicy.
@@ -144,7 +150,10 @@ type MultiAgentMode struct {
 	Custom *string          `key:"custom"`
 }
 
-func (m MultiAgentMode) MarshalJSON() ([]byte, error)  { return marshalUnion(&m) }
+// MarshalJSON encodes the union (see union.go).
+func (m MultiAgentMode) MarshalJSON() ([]byte, error) { return marshalUnion(&m) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (m *MultiAgentMode) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, m) }
 
 // MultiAgentPreset is a plain MultiAgentMode value.

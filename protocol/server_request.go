@@ -106,7 +106,10 @@ type CommandExecutionApprovalDecision struct {
 	ApplyNetworkPolicyAmendment   *NetworkPolicyAmendmentBox `key:"applyNetworkPolicyAmendment"`
 }
 
+// MarshalJSON encodes the union (see union.go).
 func (d CommandExecutionApprovalDecision) MarshalJSON() ([]byte, error) { return marshalUnion(&d) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (d *CommandExecutionApprovalDecision) UnmarshalJSON(b []byte) error {
 	return unmarshalUnion(b, d)
 }
@@ -214,7 +217,10 @@ type DynamicToolSpec struct {
 	Namespace *DynamicToolNamespace `variant:"namespace"`
 }
 
-func (s DynamicToolSpec) MarshalJSON() ([]byte, error)  { return marshalUnion(&s) }
+// MarshalJSON encodes the union (see union.go).
+func (s DynamicToolSpec) MarshalJSON() ([]byte, error) { return marshalUnion(&s) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (s *DynamicToolSpec) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, s) }
 
 // DynamicFunctionTool is a function the client implements.
@@ -237,5 +243,8 @@ type DynamicNamespaceTool struct {
 	Function *DynamicFunctionTool `variant:"function"`
 }
 
-func (t DynamicNamespaceTool) MarshalJSON() ([]byte, error)  { return marshalUnion(&t) }
+// MarshalJSON encodes the union (see union.go).
+func (t DynamicNamespaceTool) MarshalJSON() ([]byte, error) { return marshalUnion(&t) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (t *DynamicNamespaceTool) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, t) }

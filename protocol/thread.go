@@ -84,7 +84,10 @@ type ThreadStatus struct {
 	Active      *ActiveThreadStatus `variant:"active"`
 }
 
-func (s ThreadStatus) MarshalJSON() ([]byte, error)  { return marshalUnion(&s) }
+// MarshalJSON encodes the union (see union.go).
+func (s ThreadStatus) MarshalJSON() ([]byte, error) { return marshalUnion(&s) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (s *ThreadStatus) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, s) }
 
 // StatusNotLoaded returns {"type":"notLoaded"}.
@@ -127,7 +130,10 @@ type SessionSource struct {
 	SubAgent *SubAgentSource   `key:"subAgent"`
 }
 
-func (s SessionSource) MarshalJSON() ([]byte, error)  { return marshalUnion(&s) }
+// MarshalJSON encodes the union (see union.go).
+func (s SessionSource) MarshalJSON() ([]byte, error) { return marshalUnion(&s) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (s *SessionSource) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, s) }
 
 // SessionSourceKind is a plain SessionSource.
@@ -153,7 +159,10 @@ type SubAgentSource struct {
 	Other       *string            `key:"other"`
 }
 
-func (s SubAgentSource) MarshalJSON() ([]byte, error)  { return marshalUnion(&s) }
+// MarshalJSON encodes the union (see union.go).
+func (s SubAgentSource) MarshalJSON() ([]byte, error) { return marshalUnion(&s) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (s *SubAgentSource) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, s) }
 
 // SubAgentKind is a plain SubAgentSource.
@@ -231,7 +240,10 @@ type CapabilityRootLocation struct {
 	Environment *EnvironmentRootLocation `variant:"environment"`
 }
 
-func (l CapabilityRootLocation) MarshalJSON() ([]byte, error)  { return marshalUnion(&l) }
+// MarshalJSON encodes the union (see union.go).
+func (l CapabilityRootLocation) MarshalJSON() ([]byte, error) { return marshalUnion(&l) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (l *CapabilityRootLocation) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, l) }
 
 // EnvironmentRootLocation is a path inside an environment.
@@ -510,7 +522,10 @@ type ThreadUnreadPosition struct {
 	Turn        *TurnUnreadPosition `variant:"turn"`
 }
 
-func (p ThreadUnreadPosition) MarshalJSON() ([]byte, error)  { return marshalUnion(&p) }
+// MarshalJSON encodes the union (see union.go).
+func (p ThreadUnreadPosition) MarshalJSON() ([]byte, error) { return marshalUnion(&p) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (p *ThreadUnreadPosition) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, p) }
 
 // TurnUnreadPosition is unread content starting at a turn.
@@ -711,7 +726,10 @@ type ThreadReadStateOperation struct {
 	Unread *Empty `variant:"unread"`
 }
 
-func (o ThreadReadStateOperation) MarshalJSON() ([]byte, error)  { return marshalUnion(&o) }
+// MarshalJSON encodes the union (see union.go).
+func (o ThreadReadStateOperation) MarshalJSON() ([]byte, error) { return marshalUnion(&o) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (o *ThreadReadStateOperation) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, o) }
 
 // ThreadReadStateUpdateResponse is the result of thread/readState/update.

@@ -74,7 +74,10 @@ type CodexErrorInfo struct {
 	ActiveTurnNotSteerable         *NotSteerableInfo `key:"activeTurnNotSteerable"`
 }
 
-func (e CodexErrorInfo) MarshalJSON() ([]byte, error)  { return marshalUnion(&e) }
+// MarshalJSON encodes the union (see union.go).
+func (e CodexErrorInfo) MarshalJSON() ([]byte, error) { return marshalUnion(&e) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (e *CodexErrorInfo) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, e) }
 
 // ErrorInfo returns a CodexErrorInfo with a plain code.
@@ -261,7 +264,10 @@ type ReviewTarget struct {
 	Custom             *CustomReviewTarget `variant:"custom"`
 }
 
-func (t ReviewTarget) MarshalJSON() ([]byte, error)  { return marshalUnion(&t) }
+// MarshalJSON encodes the union (see union.go).
+func (t ReviewTarget) MarshalJSON() ([]byte, error) { return marshalUnion(&t) }
+
+// UnmarshalJSON decodes the union (see union.go).
 func (t *ReviewTarget) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, t) }
 
 // BaseBranchTarget reviews the changes against a branch.

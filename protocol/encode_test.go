@@ -1,0 +1,214 @@
+package protocol_test
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/schema/refschema"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func marshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal %T: %v", v, err)
+	}
+	return string(b)
+}
+
+func keys(t *testing.T, v any) []string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(marshal(t, v)), &m); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestUnionEncoding(t *testing.T) {
+	cases := []struct {
+		v    any
+		want string
+	}{
+		{protocol.StatusIdle(), `{"type":"idle"}`},
+		{protocol.StatusActive(), `{"type":"active","activeFlags":[]}`},
+		{protocol.StatusActive(protocol.FlagWaitingOnApproval), `{"type":"active","activeFlags":["waitingOnApproval"]}`},
+		{protocol.ApprovalPolicy(protocol.ApprovalOnRequest), `"on-request"`},
+		{protocol.AskForApproval{Granular: &protocol.GranularApproval{Rules: true}},
+			`{"granular":{"sandbox_approval":false,"rules":true,"mcp_elicitations":false}}`},
+		{protocol.SandboxPolicy{ReadOnly: &protocol.ReadOnlySandbox{}}, `{"type":"readOnly","networkAccess":false}`},
+		{protocol.SandboxPolicy{DangerFullAccess: &protocol.Empty{}}, `{"type":"dangerFullAccess"}`},
+		{protocol.SandboxPolicy{WorkspaceWrite: &protocol.WorkspaceWriteSandbox{}},
+			`{"type":"workspaceWrite","writableRoots":[],"networkAccess":false,"excludeTmpdirEnvVar":false,"excludeSlashTmp":false}`},
+		{protocol.ChangeUpdate(nil), `{"type":"update","move_path":null}`},
+		{protocol.ChangeAdd(), `{"type":"add"}`},
+		{*protocol.ErrorInfo(protocol.ErrOther), `"other"`},
+		{protocol.CodexErrorInfo{ResponseStreamDisconnected: &protocol.HTTPErrorInfo{}},
+			`{"responseStreamDisconnected":{"httpStatusCode":null}}`},
+		{protocol.Decision(protocol.DecisionAccept), `"accept"`},
+		{protocol.CommandExecutionApprovalDecision{AcceptWithExecpolicyAmendment: &protocol.ExecpolicyAmendment{
+			ExecpolicyAmendment: protocol.List[string]{"echo"}}},
+			`{"acceptWithExecpolicyAmendment":{"execpolicy_amendment":["echo"]}}`},
+		{protocol.SessionSource{Kind: protocol.SourceVSCode}, `"vscode"`},
+		{protocol.SessionSource{SubAgent: &protocol.SubAgentSource{Kind: protocol.SubAgentReview}}, `{"subAgent":"review"}`},
+		{protocol.TextUserInput("hi"), `{"type":"text","text":"hi","text_elements":[]}`},
+		{protocol.StringID("a"), `"a"`},
+		{protocol.IntID(7), `7`},
+		{protocol.List[int](nil), `[]`},
+		{protocol.Map[int](nil), `{}`},
+	}
+	for _, c := range cases {
+		got := marshal(t, c.v)
+		if got != c.want {
+			t.Errorf("%T: got %s, want %s", c.v, got, c.want)
+			continue
+		}
+		// And back: decoding what we wrote gives the same JSON again.
+		p := newOf(c.v)
+		if err := protocol.Unmarshal([]byte(got), p); err != nil {
+			t.Errorf("%T: decode %s: %v", c.v, got, err)
+		} else if again := marshal(t, p); again != got {
+			t.Errorf("%T: round trip %s → %s", c.v, got, again)
+		}
+	}
+}
+
+func newOf(v any) any {
+	switch v.(type) {
+	case protocol.ThreadStatus:
+		return new(protocol.ThreadStatus)
+	case protocol.AskForApproval:
+		return new(protocol.AskForApproval)
+	case protocol.SandboxPolicy:
+		return new(protocol.SandboxPolicy)
+	case protocol.PatchChangeKind:
+		return new(protocol.PatchChangeKind)
+	case protocol.CodexErrorInfo:
+		return new(protocol.CodexErrorInfo)
+	case protocol.CommandExecutionApprovalDecision:
+		return new(protocol.CommandExecutionApprovalDecision)
+	case protocol.SessionSource:
+		return new(protocol.SessionSource)
+	case protocol.UserInput:
+		return new(protocol.UserInput)
+	case protocol.RequestID:
+		return new(protocol.RequestID)
+	case protocol.List[int]:
+		return new(protocol.List[int])
+	case protocol.Map[int]:
+		return new(protocol.Map[int])
+	}
+	panic("newOf: add a case")
+}
+
+func TestUnionMisuse(t *testing.T) {
+	if _, err := json.Marshal(protocol.ThreadStatus{}); err == nil || !strings.Contains(err.Error(), "no variant set") {
+		t.Errorf("empty union: %v", err)
+	}
+	two := protocol.ThreadStatus{Idle: &protocol.Empty{}, SystemError: &protocol.Empty{}}
+	if _, err := json.Marshal(two); err == nil || !strings.Contains(err.Error(), "both") {
+		t.Errorf("two variants: %v", err)
+	}
+	mixed := protocol.AskForApproval{Mode: protocol.ApprovalNever, Granular: &protocol.GranularApproval{}}
+	if _, err := json.Marshal(mixed); err == nil {
+		t.Error("string and object variant both set: no error")
+	}
+	// encoding/json users get the serde-style errors too.
+	var s protocol.ThreadStatus
+	if err := json.Unmarshal([]byte(`{"type":"busy"}`), &s); err == nil || !strings.Contains(err.Error(), "unknown variant `busy`") {
+		t.Errorf("unknown tag: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"activeFlags":[]}`), &s); err == nil || !strings.Contains(err.Error(), "missing field `type`") {
+		t.Errorf("missing tag: %v", err)
+	}
+	var a protocol.AskForApproval
+	if err := json.Unmarshal([]byte(`{"granular":{},"never":null}`), &a); err == nil {
+		t.Error("two keys: no error")
+	}
+}
+
+func TestThreadItemHelpers(t *testing.T) {
+	it := protocol.ThreadItem{AgentMessage: &protocol.AgentMessageItem{ID: "msg_1", Text: "hi"}}
+	if it.Type() != "agentMessage" || it.ID() != "msg_1" {
+		t.Errorf("Type %q ID %q", it.Type(), it.ID())
+	}
+	if (protocol.ThreadItem{}).Type() != "" || (protocol.ThreadItem{}).ID() != "" {
+		t.Error("empty item has a type or id")
+	}
+}
+
+// TestFieldPresence pins the presence rules clients depend on: items and
+// threads write every field (nulls included), results have the reference's
+// key set, the command approval request omits absent optional fields.
+func TestFieldPresence(t *testing.T) {
+	v := refschema.Validator(t)
+	started := int64(1)
+	item := protocol.ThreadItem{AgentMessage: &protocol.AgentMessageItem{ID: "msg_1"}, StartedAtMs: &started}
+	if got, want := keys(t, item), []string{"completedAtMs", "delivery", "id", "memoryCitation", "moderation",
+		"phase", "questions", "startedAtMs", "text", "type"}; !slices.Equal(got, want) {
+		t.Errorf("agentMessage keys %v, want %v", got, want)
+	}
+	cmd := protocol.ThreadItem{CommandExecution: &protocol.CommandExecutionItem{ID: "call_1", Command: "ls", Cwd: "/w",
+		Source: protocol.SourceAgent, Status: protocol.CommandInProgress}}
+	if got, want := keys(t, cmd), []string{"aggregatedOutput", "command", "commandActions", "completedAtMs", "cwd",
+		"durationMs", "exitCode", "id", "pluginId", "processId", "scriptPath", "source", "startedAtMs", "status", "type"}; !slices.Equal(got, want) {
+		t.Errorf("commandExecution keys %v, want %v", got, want)
+	}
+
+	thread := protocol.Thread{ID: "t", SessionID: "t", Cwd: "/w", ModelProvider: "p", CliVersion: "0",
+		HistoryMode: protocol.HistoryPaginated, Status: protocol.StatusIdle(), Source: protocol.SessionSource{Kind: protocol.SourceVSCode}}
+	res := protocol.ThreadStartResponse{Thread: thread, Model: "m", ModelProvider: "p", Cwd: "/w",
+		ApprovalPolicy: protocol.ApprovalPolicy(protocol.ApprovalOnRequest), ApprovalsReviewer: protocol.ReviewerUser,
+		Sandbox:        protocol.SandboxPolicy{ReadOnly: &protocol.ReadOnlySandbox{}},
+		MultiAgentMode: protocol.MultiAgentMode{Mode: protocol.MultiAgentExplicitRequestOnly}}
+	if got := keys(t, res); len(got) != 14 {
+		t.Errorf("ThreadStartResponse has %d keys: %v", len(got), got)
+	}
+	if got := keys(t, thread); len(got) != 33 {
+		t.Errorf("Thread has %d keys: %v", len(got), got)
+	}
+	if err := v.ValidateResponse("thread/start", []byte(marshal(t, res))); err != nil {
+		t.Errorf("ThreadStartResponse against the reference: %v", err)
+	}
+	note := []byte(`{"method":"item/started","emittedAtMs":2,"params":` + marshal(t, protocol.ItemStartedNotification{
+		Item: cmd, ThreadID: "t", TurnID: "u", StartedAtMs: 1}) + `}`)
+	if err := v.ValidateServerMessage(note); err != nil {
+		t.Errorf("item/started against the reference: %v", err)
+	}
+
+	kind := protocol.ApprovalKindCommand
+	req := protocol.CommandExecutionRequestApprovalParams{Kind: &kind, ThreadID: "t", TurnID: "u", ItemID: "call_1", StartedAtMs: 1}
+	if got, want := keys(t, req), []string{"itemId", "kind", "startedAtMs", "threadId", "turnId"}; !slices.Equal(got, want) {
+		t.Errorf("approval request keys %v, want %v", got, want)
+	}
+	fc := protocol.FileChangeRequestApprovalParams{ThreadID: "t", TurnID: "u", ItemID: "call_1", StartedAtMs: 1}
+	if got := marshal(t, fc); !strings.Contains(got, `"reason":null,"grantRoot":null`) {
+		t.Errorf("file change request %s: want explicit nulls", got)
+	}
+}
+
+// BenchmarkEncodeItemCompleted measures encoding the most common
+// authoritative notification.
+func BenchmarkEncodeItemCompleted(b *testing.B) {
+	n := protocol.ItemCompletedNotification{
+		Item: protocol.ThreadItem{AgentMessage: &protocol.AgentMessageItem{ID: "msg_1",
+			Text: "Hello from the model, with a sentence or two of text."}, StartedAtMs: ptr(int64(1)), CompletedAtMs: ptr(int64(2))},
+		ThreadID: "01a22982-4e6d-7951-b9df-a075c7026089", TurnID: "01a22982-4e94-70f3-9d82-59fa1ac2d598", CompletedAtMs: 2,
+	}
+	for b.Loop() {
+		if _, err := json.Marshal(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
