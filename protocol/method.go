@@ -9,6 +9,7 @@ import (
 // MethodKind says who sends a method and whether it expects an answer.
 type MethodKind uint8
 
+// Method kinds.
 const (
 	ClientRequest MethodKind = iota + 1
 	ClientNotification
