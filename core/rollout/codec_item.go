@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -283,4 +284,30 @@ func UnmarshalItem(b []byte) (core.TurnItem, error) {
 	default:
 		return nil, fmt.Errorf("%w: turn item %q", ErrUnknownType, typ)
 	}
+}
+
+// peekItemID returns the "id" of an encoded item: the member after "type"
+// in our own encoding, else found by decoding.
+func peekItemID(b []byte) (string, error) {
+	const p = `{"type":"`
+	if bytes.HasPrefix(b, []byte(p)) {
+		rest := b[len(p):]
+		if end := bytes.IndexByte(rest, '"'); end > 0 {
+			rest = rest[end:]
+			const q = `","id":"`
+			if bytes.HasPrefix(rest, []byte(q)) {
+				rest = rest[len(q):]
+				if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+					return string(rest[:end]), nil
+				}
+			}
+		}
+	}
+	var w struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return "", fmt.Errorf("rollout: turn item: %w", err)
+	}
+	return w.ID, nil
 }

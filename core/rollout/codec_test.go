@@ -167,7 +167,7 @@ func TestParseLineFastAndSlowAgree(t *testing.T) {
 	for _, turnID := range []string{"", "turn-1", `we"ird\id`} {
 		b := appendLine(nil, at, LineEventMsg, turnID, []byte(`{"type":"contextCompacted"}`))
 		b = b[:len(b)-1]
-		got, err := parseLine(b)
+		got, err := parseLine(b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,13 +178,13 @@ func TestParseLineFastAndSlowAgree(t *testing.T) {
 		if err := json.Unmarshal(b, &want); err != nil {
 			t.Fatal(err)
 		}
-		if got.Timestamp != "2026-11-29T23:01:17.115Z" || got.Type != want.Type || got.TurnID != want.TurnID ||
+		if string(got.Timestamp) != "2026-11-29T23:01:17.115Z" || got.Type != want.Type || got.TurnID != want.TurnID ||
 			string(got.Payload) != string(want.Payload) {
 			t.Errorf("parseLine(%s) = %+v, want %+v", b, got, want)
 		}
 	}
 	// Another writer's field order takes the slow path.
-	got, err := parseLine([]byte(`{"type":"thread_name","payload":{"name":"n"},"timestamp":"2026-01-01T00:00:00.000Z"}`))
+	got, err := parseLine([]byte(`{"type":"thread_name","payload":{"name":"n"},"timestamp":"2026-01-01T00:00:00.000Z"}`), nil)
 	if err != nil || got.Type != LineThreadName || string(got.Payload) != `{"name":"n"}` {
 		t.Fatalf("slow path: %+v %v", got, err)
 	}

@@ -121,7 +121,7 @@ func copyRecords(out []byte, path, last string) ([]byte, error) {
 	state := before
 	var openTurn string // the last copied turn, while it has not ended
 	copyOne := func(b []byte) error {
-		l, err := parseLine(b)
+		l, err := parseLine(b, nil)
 		if err != nil {
 			return err
 		}

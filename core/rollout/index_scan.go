@@ -31,6 +31,8 @@ type summary struct {
 	Model   string
 	Effort  string
 	FirstAt time.Time
+
+	ids interner // not saved: valid during one scan
 }
 
 // Turn status codes in summary.Turns.
@@ -84,9 +86,11 @@ func continueSummary(r io.Reader, size int64, prev *summary) (*summary, int64, e
 		*s = *prev
 		s.Turns = slices.Clone(prev.Turns) // the previous summary may be in use
 	}
+	s.ids = interner{}
 	end, err := scanLines(r, size, func(b []byte, _ int, _ bool) {
 		_, _ = applyRecovering(b, s.apply)
 	})
+	s.ids = nil
 	return s, end, err
 }
 
@@ -95,7 +99,7 @@ var userMessageItemPrefix = []byte(`"item":{"type":"userMessage"`)
 // apply folds one record into the summary; like rebuilder.apply it changes
 // nothing when it fails.
 func (s *summary) apply(b []byte) error {
-	l, err := parseLine(b)
+	l, err := parseLine(b, s.ids)
 	if err != nil {
 		return err
 	}

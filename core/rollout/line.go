@@ -26,7 +26,7 @@ const timestampLayout = "2006-01-02T15:04:05.000Z"
 // line is one decoded record envelope. Payload aliases the buffer it was
 // parsed from; decode it before the buffer is reused.
 type line struct {
-	Timestamp string
+	Timestamp []byte
 	Type      string
 	TurnID    string
 	Payload   []byte
@@ -34,9 +34,12 @@ type line struct {
 
 // time parses the line's timestamp; the zero time when it is malformed.
 func (l *line) time() time.Time {
-	t, err := time.Parse(timestampLayout, l.Timestamp)
+	if t, ok := parseTimestamp(l.Timestamp); ok {
+		return t
+	}
+	t, err := time.Parse(timestampLayout, string(l.Timestamp))
 	if err != nil {
-		t, err = time.Parse(time.RFC3339Nano, l.Timestamp)
+		t, err = time.Parse(time.RFC3339Nano, string(l.Timestamp))
 		if err != nil {
 			return time.Time{}
 		}
@@ -80,8 +83,8 @@ var (
 // in our own fixed field order are split by hand; anything else goes through
 // a full JSON decode. The payload is not validated here: the decoder of its
 // type does that, and a torn payload fails there.
-func parseLine(b []byte) (line, error) {
-	if l, ok := parseLineFast(b); ok {
+func parseLine(b []byte, in interner) (line, error) {
+	if l, ok := parseLineFast(b, in); ok {
 		return l, nil
 	}
 	var w struct {
@@ -96,10 +99,10 @@ func parseLine(b []byte) (line, error) {
 	if w.Type == "" {
 		return line{}, fmt.Errorf("%w: no type", errBadLine)
 	}
-	return line{Timestamp: w.Timestamp, Type: w.Type, TurnID: w.TurnID, Payload: w.Payload}, nil
+	return line{Timestamp: []byte(w.Timestamp), Type: w.Type, TurnID: w.TurnID, Payload: w.Payload}, nil
 }
 
-func parseLineFast(b []byte) (line, bool) {
+func parseLineFast(b []byte, in interner) (line, bool) {
 	var l line
 	if !bytes.HasPrefix(b, prefixTimestamp) || len(b) < len(prefixTimestamp)+24 || b[len(b)-1] != '}' {
 		return l, false
@@ -109,7 +112,7 @@ func parseLineFast(b []byte) (line, bool) {
 	if end < 0 {
 		return l, false
 	}
-	l.Timestamp = string(rest[:end])
+	l.Timestamp = rest[:end]
 	rest = rest[end:]
 	if !bytes.HasPrefix(rest, sepType) {
 		return l, false
@@ -119,7 +122,7 @@ func parseLineFast(b []byte) (line, bool) {
 	if end <= 0 {
 		return l, false
 	}
-	l.Type = string(rest[:end])
+	l.Type = lineType(rest[:end])
 	rest = rest[end:]
 	if bytes.HasPrefix(rest, sepTurnID) {
 		rest = rest[len(sepTurnID):]
@@ -128,7 +131,7 @@ func parseLineFast(b []byte) (line, bool) {
 		if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
 			return l, false
 		}
-		l.TurnID = string(rest[:end])
+		l.TurnID = in.get(rest[:end])
 		rest = rest[end:]
 	}
 	if !bytes.HasPrefix(rest, sepPayload) {
@@ -148,7 +151,7 @@ func peekType(b []byte) (string, error) {
 	if bytes.HasPrefix(b, []byte(p)) {
 		rest := b[len(p):]
 		if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
-			return string(rest[:end]), nil
+			return tag(rest[:end]), nil
 		}
 	}
 	var t struct {
@@ -173,4 +176,103 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// parseTimestamp parses our own "2006-01-02T15:04:05.000Z" by hand:
+// time.Parse is a visible part of rebuilding a long thread.
+func parseTimestamp(s []byte) (time.Time, bool) {
+	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+		return time.Time{}, false
+	}
+	var v [7]int
+	for i, f := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 23}} {
+		n := 0
+		for _, c := range s[f[0]:f[1]] {
+			if c < '0' || c > '9' {
+				return time.Time{}, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		v[i] = n
+	}
+	if v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60 {
+		return time.Time{}, false
+	}
+	return time.Date(v[0], time.Month(v[1]), v[2], v[3], v[4], v[5], v[6]*1e6, time.UTC), true
+}
+
+// interner shares the strings of one file's turn ids: a thousand-turn
+// thread repeats each id on a dozen records.
+type interner map[string]string
+
+func (in interner) get(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
+}
+
+// lineType returns the known line type constant for b without allocating.
+func lineType(b []byte) string {
+	switch string(b) {
+	case LineSessionMeta:
+		return LineSessionMeta
+	case LineResponseItem:
+		return LineResponseItem
+	case LineTurnContext:
+		return LineTurnContext
+	case LineEventMsg:
+		return LineEventMsg
+	case LineThreadName:
+		return LineThreadName
+	case LineRollback:
+		return LineRollback
+	case LineCompacted:
+		return LineCompacted
+	}
+	return string(b)
+}
+
+// tag returns the known event or item tag for b without allocating.
+func tag(b []byte) string {
+	switch string(b) {
+	case evTurnStarted:
+		return evTurnStarted
+	case evTurnComplete:
+		return evTurnComplete
+	case evTurnAborted:
+		return evTurnAborted
+	case evItemStarted:
+		return evItemStarted
+	case evItemCompleted:
+		return evItemCompleted
+	case evError:
+		return evError
+	case evTokenCount:
+		return evTokenCount
+	case evContextCompacted:
+		return evContextCompacted
+	case itemUserMessage:
+		return itemUserMessage
+	case itemAgentMessage:
+		return itemAgentMessage
+	case itemReasoning:
+		return itemReasoning
+	case itemCommandExecution:
+		return itemCommandExecution
+	case itemFileChange:
+		return itemFileChange
+	case itemPlan:
+		return itemPlan
+	case itemDynamicToolCall:
+		return itemDynamicToolCall
+	case itemContextCompaction:
+		return itemContextCompaction
+	}
+	return string(b)
 }

@@ -1,8 +1,10 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -115,12 +117,22 @@ func ReadThread(path string, opts ReadOptions) (*Thread, error) {
 	return t, nil
 }
 
-// rebuild folds the records of r (size bytes of the file at path).
+// rebuild folds the records of r (size bytes of the file at path). Lines
+// are read in batches; each batch is decoded in parallel and then folded in
+// order.
 func rebuild(r io.Reader, size int64, path string, opts ReadOptions) (*Thread, error) {
 	rb := newRebuilder(path, opts)
-	if _, err := scanLines(r, size, rb.line); err != nil {
+	b := batches.Get().(*batch)
+	defer batches.Put(b)
+	b.reset()
+	if _, err := scanLines(r, size, func(l []byte, n int, torn bool) {
+		if b.add(l, n, torn) {
+			rb.foldBatch(b)
+		}
+	}); err != nil {
 		return nil, err
 	}
+	rb.foldBatch(b)
 	return rb.finish(), nil
 }
 
@@ -134,6 +146,8 @@ type turnState struct {
 	ended   bool
 	errSeen *core.TurnError
 	itemIdx map[string]int
+	// pending holds the undecoded started state of items, by index.
+	pending map[int][]byte
 }
 
 type rebuilder struct {
@@ -152,86 +166,137 @@ func newRebuilder(path string, opts ReadOptions) *rebuilder {
 	return &rebuilder{path: path, opts: opts, t: Thread{Path: path}, byID: map[string]*turnState{}}
 }
 
-func (rb *rebuilder) line(b []byte, n int, torn bool) {
-	recovered, err := applyRecovering(b, rb.apply)
-	if err != nil || recovered {
-		rb.t.Warnings = append(rb.t.Warnings, lineWarning(rb.path, n, torn, recovered, err))
-	}
+// record is one decoded line, ready to be folded into the state.
+type record struct {
+	typ    string
+	turnID string
+	at     time.Time
+	// One of these is set, by typ.
+	meta      *wireMeta
+	item      model.ResponseItem
+	compacted *wireCompacted
+	tc        *TurnContext
+	name      *string
+	rollback  int
+	msg       core.EventMsg
+	// started is an itemStarted event, kept undecoded: most items
+	// complete later, and only the completed state is shown.
+	started *startedItem
 }
 
-// apply decodes one record and folds it into the state. It changes nothing
-// when it returns an error, so a bad record can be retried or skipped.
-func (rb *rebuilder) apply(b []byte) error {
-	l, err := parseLine(b)
+type startedItem struct {
+	id  string
+	raw []byte
+}
+
+// decodeRecord decodes one line. It is a pure function of its input, so
+// the lines of a long thread are decoded in parallel; the result owns no
+// part of b.
+func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
+	l, err := parseLine(b, ids)
 	if err != nil {
-		return err
+		return record{}, err
 	}
+	r := record{typ: l.Type, turnID: l.TurnID, at: l.time()}
 	switch l.Type {
 	case LineSessionMeta:
 		var w wireMeta
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return err
+			return record{}, err
 		}
-		if !rb.metaSeen {
-			rb.metaSeen = true
-			rb.t.Meta = w.meta()
-		}
+		r.meta = &w
 	case LineResponseItem:
-		if rb.opts.SkipHistory {
-			return nil
+		if opts.SkipHistory {
+			break
 		}
-		it, err := model.ParseResponseItem(l.Payload)
-		if err != nil {
-			return err
+		if r.item, err = model.ParseResponseItem(l.Payload); err != nil {
+			return record{}, err
 		}
-		rb.history = append(rb.history, histEntry{turnID: l.TurnID, item: it})
 	case LineCompacted:
 		var w wireCompacted
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return err
+			return record{}, err
 		}
-		if rb.opts.SkipHistory {
-			return nil
-		}
-		rb.history = rb.history[:0]
-		for _, it := range w.ReplacementHistory {
-			rb.history = append(rb.history, histEntry{item: it})
-		}
+		r.compacted = &w
 	case LineTurnContext:
 		var w wireTurnContext
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return err
+			return record{}, err
 		}
 		tc := w.turnContext()
-		rb.t.TurnContext = &tc
+		r.tc = &tc
 	case LineThreadName:
 		var w wireThreadName
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return err
+			return record{}, err
 		}
-		rb.t.Name = w.Name
+		r.name = &w.Name
 	case LineRollback:
 		var w wireRollback
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return err
+			return record{}, err
 		}
-		rb.rollback(w.NumTurns)
+		r.rollback = w.NumTurns
 	case LineEventMsg:
-		msg, err := UnmarshalEvent(l.Payload)
+		if typ, _ := peekType(l.Payload); typ == evItemStarted {
+			raw, err := itemOfEvent(typ, l.Payload)
+			if err != nil {
+				return record{}, err
+			}
+			id, err := peekItemID(raw)
+			if err != nil {
+				return record{}, err
+			}
+			r.started = &startedItem{id: id, raw: bytes.Clone(raw)}
+			break
+		}
+		r.msg, err = UnmarshalEvent(l.Payload)
 		if errors.Is(err, ErrUnknownType) {
-			return nil // written by a newer version
+			r.msg = nil // written by a newer version: skipped
+		} else if err != nil {
+			return record{}, err
 		}
-		if err != nil {
-			return err
+	}
+	return r, nil
+}
+
+// fold applies a decoded record to the state.
+func (rb *rebuilder) fold(r *record) {
+	switch r.typ {
+	case LineSessionMeta:
+		if !rb.metaSeen {
+			rb.metaSeen = true
+			rb.t.Meta = r.meta.meta()
 		}
-		rb.event(l.TurnID, l.time(), msg)
-	default:
-		// A record kind of a newer version: skipped.
+	case LineResponseItem:
+		if !r.item.IsZero() {
+			rb.history = append(rb.history, histEntry{turnID: r.turnID, item: r.item})
+		}
+	case LineCompacted:
+		if !rb.opts.SkipHistory {
+			rb.history = rb.history[:0]
+			for _, it := range r.compacted.ReplacementHistory {
+				rb.history = append(rb.history, histEntry{item: it})
+			}
+		}
+	case LineTurnContext:
+		rb.t.TurnContext = r.tc
+	case LineThreadName:
+		rb.t.Name = *r.name
+	case LineRollback:
+		rb.rollback(r.rollback)
+	case LineEventMsg:
+		if r.started != nil {
+			if ts := rb.turn(r.turnID, r.at); ts != nil {
+				ts.putStarted(r.started, r.at)
+			}
+		} else if r.msg != nil {
+			rb.event(r.turnID, r.at, r.msg)
+		}
 	}
 	if rb.firstAt.IsZero() {
-		rb.firstAt = l.time()
+		rb.firstAt = r.at
 	}
-	return nil
 }
 
 func (rb *rebuilder) event(turnID string, at time.Time, msg core.EventMsg) {
@@ -247,13 +312,9 @@ func (rb *rebuilder) event(turnID string, at time.Time, msg core.EventMsg) {
 		ts := &turnState{Turn: Turn{ID: turnID, Kind: m.Kind, StartedAt: start}}
 		rb.turns = append(rb.turns, ts)
 		rb.byID[turnID] = ts
-	case core.ItemStarted:
-		if ts := rb.turn(turnID, at); ts != nil && m.Item != nil {
-			ts.put(m.Item, at, false)
-		}
 	case core.ItemCompleted:
 		if ts := rb.turn(turnID, at); ts != nil && m.Item != nil {
-			ts.put(m.Item, at, true)
+			ts.put(m.Item, at)
 		}
 	case core.TurnComplete:
 		if ts := rb.byID[turnID]; ts != nil {
@@ -297,25 +358,63 @@ func (rb *rebuilder) turn(id string, at time.Time) *turnState {
 }
 
 // put adds an item or replaces the earlier state of the same item.
-func (ts *turnState) put(it core.TurnItem, at time.Time, completed bool) {
+// put records an item's completed state, in the place of its started
+// state when there was one.
+func (ts *turnState) put(it core.TurnItem, at time.Time) {
 	id := it.ItemID()
 	if i, ok := ts.itemIdx[id]; ok && id != "" {
 		ts.Items[i] = it
-		if completed {
-			ts.ItemTimes[i].CompletedAt = at
-		}
+		ts.ItemTimes[i].CompletedAt = at
+		delete(ts.pending, i)
 		return
 	}
+	ts.add(id, it, ItemTimes{StartedAt: at, CompletedAt: at})
+}
+
+// putStarted records an item's start, keeping its state undecoded until
+// finish shows it is needed.
+func (ts *turnState) putStarted(s *startedItem, at time.Time) {
+	if _, ok := ts.itemIdx[s.id]; ok && s.id != "" {
+		return
+	}
+	if ts.pending == nil {
+		ts.pending = map[int][]byte{}
+	}
+	ts.pending[len(ts.Items)] = s.raw
+	ts.add(s.id, nil, ItemTimes{StartedAt: at})
+}
+
+func (ts *turnState) add(id string, it core.TurnItem, times ItemTimes) {
 	if ts.itemIdx == nil {
 		ts.itemIdx = map[string]int{}
 	}
 	ts.itemIdx[id] = len(ts.Items)
 	ts.Items = append(ts.Items, it)
-	times := ItemTimes{StartedAt: at}
-	if completed {
-		times.CompletedAt = at
-	}
 	ts.ItemTimes = append(ts.ItemTimes, times)
+}
+
+// decodePending decodes the items that started and never completed; one
+// that cannot be decoded is dropped (with a warning, unless it is a kind
+// of a newer version).
+func (ts *turnState) decodePending(warn func(string)) {
+	if len(ts.pending) == 0 {
+		return
+	}
+	items, times := ts.Items[:0], ts.ItemTimes[:0]
+	for i, it := range ts.Items {
+		if raw, ok := ts.pending[i]; ok {
+			var err error
+			if it, err = UnmarshalItem(raw); err != nil {
+				if !errors.Is(err, ErrUnknownType) {
+					warn(fmt.Sprintf("turn %s: started item skipped: %v", ts.ID, err))
+				}
+				continue
+			}
+		}
+		items = append(items, it)
+		times = append(times, ts.ItemTimes[i])
+	}
+	ts.Items, ts.ItemTimes, ts.pending = items, times, nil
 }
 
 // rollback drops the last n user turns (compaction turns are not counted,
@@ -371,6 +470,7 @@ func (rb *rebuilder) finish() *Thread {
 	}
 	t.Turns = make([]Turn, len(rb.turns))
 	for i, ts := range rb.turns {
+		ts.decodePending(func(w string) { t.Warnings = append(t.Warnings, rb.path+": "+w) })
 		last := i == len(rb.turns)-1
 		if !ts.ended {
 			switch {

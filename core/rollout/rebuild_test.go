@@ -256,14 +256,19 @@ func TestUnknownRecordsAreSkipped(t *testing.T) {
 	f.WriteString(`{"timestamp":"2026-11-29T23:05:00.000Z","type":"hologram","payload":{"x":1}}` + "\n")
 	f.WriteString(`{"timestamp":"2026-11-29T23:05:00.000Z","type":"event_msg","turnId":"t1","payload":{"type":"telepathy","x":1}}` + "\n")
 	f.WriteString(`{"timestamp":"2026-11-29T23:05:00.000Z","type":"event_msg","turnId":"t1","payload":{"type":"itemCompleted","item":{"type":"hologram","id":"h"}}}` + "\n")
+	f.WriteString(`{"timestamp":"2026-11-29T23:05:00.000Z","type":"event_msg","turnId":"t1","payload":{"type":"itemStarted","item":{"type":"hologram","id":"h2"}}}` + "\n")
+	// Another writer's member order: the started item is still found by id.
+	f.WriteString(`{"timestamp":"2026-11-29T23:05:01.000Z","type":"event_msg","turnId":"t1","payload":{"item":{"id":"p1","text":"plan","type":"plan"},"type":"itemStarted"}}` + "\n")
 	f.Close()
 	th := mustRead(t, p, ReadOptions{})
-	if len(th.Turns) != 1 || len(th.Turns[0].Items) != 2 {
+	if len(th.Turns) != 1 || len(th.Turns[0].Items) != 3 {
 		t.Fatalf("turns %+v", th.Turns)
 	}
-	// A known event carrying an unknown item kind is a readable record of
-	// a newer version; the first two are silently skipped.
-	if len(th.Warnings) > 1 {
+	if pl, ok := th.Turns[0].Items[2].(core.PlanItem); !ok || pl.ID != "p1" || pl.Text != "plan" {
+		t.Fatalf("plan item %+v", th.Turns[0].Items[2])
+	}
+	// Records and items of a newer version are skipped without warnings.
+	if len(th.Warnings) != 0 {
 		t.Fatalf("warnings %v", th.Warnings)
 	}
 }
