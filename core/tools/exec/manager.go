@@ -182,15 +182,20 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Result, error) {
 	}
 	p.argv = req.Argv // what the model asked for, not the sandbox wrapper
 
+	// Registered before any output is read, so that Close, even one
+	// prompted by this command's first output, finds it.
 	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	closed := m.closed
+	if !closed {
+		m.live[p] = struct{}{}
+	}
+	m.mu.Unlock()
+	p.begin()
+	if closed {
 		p.kill("manager closed")
 		<-p.exited
 		return nil, ErrClosed
 	}
-	m.live[p] = struct{}{}
-	m.mu.Unlock()
 
 	if req.Timeout > 0 {
 		t := time.AfterFunc(req.Timeout, p.timeout)

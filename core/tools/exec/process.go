@@ -74,7 +74,7 @@ type process struct {
 	killReason     string
 }
 
-// startProcess starts argv as described by req and begins reading its
+// startProcess starts argv as described by req; begin starts reading its
 // output. interactive says whether stdin stays open for WriteStdin.
 func startProcess(argv []string, req Request, outputCap int, interactive bool) (*process, error) {
 	cmd := osexec.Command(argv[0], argv[1:]...)
@@ -104,15 +104,21 @@ func startProcess(argv []string, req Request, outputCap int, interactive bool) (
 	p.pid = cmd.Process.Pid
 	p.started = time.Now()
 	p.lastUsed = p.started
+	return p, nil
+}
+
+// begin starts reading the command's output and waiting for its end.
+// Until it is called nothing is read: the command blocks once its pipes
+// are full.
+func (p *process) begin() {
 	var wg sync.WaitGroup
-	if req.TTY {
+	if p.tty {
 		wg.Go(func() { p.readLoop(StreamStdout, p.master) })
 	} else {
 		wg.Go(func() { p.readLoop(StreamStdout, p.readers[0]) })
 		wg.Go(func() { p.readLoop(StreamStderr, p.readers[1]) })
 	}
 	go p.wait(&wg)
-	return p, nil
 }
 
 func (p *process) startPipes(interactive bool) error {
