@@ -124,7 +124,7 @@ func (p *process) begin() {
 func (p *process) startPipes(interactive bool) error {
 	// A new process group, so that a kill reaches every descendant that
 	// did not leave it on purpose.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	p.cmd.SysProcAttr = groupAttr()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func (p *process) startTTY(req Request) error {
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = tty, tty, tty
 	// A new session makes the terminal the controlling one and the
 	// command the leader of a new process group.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	p.cmd.SysProcAttr = sessionAttr()
 	err = p.cmd.Start()
 	tty.Close()
 	if err != nil {

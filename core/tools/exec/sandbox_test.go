@@ -16,13 +16,25 @@ import (
 func TestStartSandboxed(t *testing.T) {
 	p := policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeTmpdirEnvVar: true, ExcludeSlashTmp: true}
 	caps := policy.Detect()
-	if caps.MethodFor(p) != policy.MethodLandlock {
-		t.Skipf("the Landlock sandbox does not work on this host (%s)", caps)
-	}
-	l, err := policy.NewLauncher(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Run("landlock", func(t *testing.T) {
+		if caps.MethodFor(p) != policy.MethodLandlock {
+			t.Skipf("the Landlock sandbox does not work on this host (%s)", caps)
+		}
+		l, err := policy.NewLauncher(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testSandboxed(t, l)
+	})
+	t.Run("bubblewrap", func(t *testing.T) {
+		if !caps.BwrapWorks {
+			t.Skipf("bubblewrap is not installed or does not work here (%s)", caps)
+		}
+		testSandboxed(t, &policy.Launcher{Method: policy.MethodBwrap, Policy: p, Bwrap: caps.Bwrap})
+	})
+}
+
+func testSandboxed(t *testing.T, l *policy.Launcher) {
 	work, outside := t.TempDir(), t.TempDir()
 	m := newTestManager(t, Options{})
 	target := filepath.Join(outside, "x")
