@@ -8,15 +8,15 @@ import (
 )
 
 // This file defines, in one place, which notifications are volatile deltas
-// that may be coalesced when a client falls behind, and how two of them
-// merge. See the overflow policy in docs/protocol.md.
+// that may be coalesced when a client falls behind, and how they merge.
+// See the overflow policy in docs/protocol.md.
 
-// maxCoalescedParams caps a merged notification's params: past it, deltas
-// queue separately, so a client never receives one message too large for
-// it to read.
-const maxCoalescedParams = 1 << 20
+// maxCoalescedText caps the text one merged notification carries: past
+// it, deltas queue separately, so a client never receives one message too
+// large for it to read.
+const maxCoalescedText = 1 << 20
 
-// coalesceRule says how two notifications of one method merge.
+// coalesceRule says how notifications of one method merge.
 type coalesceRule struct {
 	// keys must be equal in both (same thread, turn, item, part…).
 	keys []string
@@ -32,7 +32,9 @@ type coalesceRule struct {
 var itemKeys = []string{"threadId", "turnId", "itemId"}
 
 // coalesceRules lists the coalescible notifications. Any other method
-// ending in "/delta" follows deltaRule.
+// ending in "/delta" follows deltaRule. Everything else (item and turn
+// lifecycle, token usage, server requests, responses) is authoritative and
+// delivered one by one.
 var coalesceRules = map[string]*coalesceRule{
 	"item/agentMessage/delta":           {keys: itemKeys, field: "delta"},
 	"item/plan/delta":                   {keys: itemKeys, field: "delta"},
@@ -48,7 +50,7 @@ var coalesceRules = map[string]*coalesceRule{
 var deltaRule = &coalesceRule{keys: itemKeys, field: "delta"}
 
 // coalesceRuleFor returns the rule for method, or nil when notifications
-// of that method are authoritative and must be delivered one by one.
+// of that method are authoritative.
 func coalesceRuleFor(method string) *coalesceRule {
 	if r, ok := coalesceRules[method]; ok {
 		return r
@@ -59,49 +61,95 @@ func coalesceRuleFor(method string) *coalesceRule {
 	return nil
 }
 
-// merge returns the params of one notification equivalent to older
-// followed by newer, or false when they do not merge (other item, a field
-// missing or of another type, or the result would be too large). Members
-// other than the keys and the text field come from newer (for example
-// command/exec's capReached, which only ever turns true).
-func (r *coalesceRule) merge(older, newer []byte) ([]byte, bool) {
-	if len(older)+len(newer) > maxCoalescedParams {
+// coalesced accumulates the deltas merged into one queued notification.
+// Merging costs the size of the new delta only; the merged params are
+// encoded once, when the writer takes the message.
+type coalesced struct {
+	rule *coalesceRule
+	// fields are the newest notification's members; the text field is
+	// replaced by text when encoding.
+	fields map[string]json.RawMessage
+	// text is the joined text (the decoded bytes, for base64 fields).
+	text []byte
+}
+
+// start begins accumulating from a queued notification's params.
+func (r *coalesceRule) start(params []byte) (*coalesced, bool) {
+	fields, text, ok := r.parse(params)
+	if !ok {
 		return nil, false
 	}
-	var a, b map[string]json.RawMessage
-	if json.Unmarshal(older, &a) != nil || json.Unmarshal(newer, &b) != nil {
-		return nil, false
-	}
-	for _, k := range r.keys {
-		if !bytes.Equal(a[k], b[k]) {
-			return nil, false
-		}
+	return &coalesced{rule: r, fields: fields, text: text}, true
+}
+
+// parse splits params into members and the decoded text field.
+func (r *coalesceRule) parse(params []byte) (map[string]json.RawMessage, []byte, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(params, &fields) != nil || fields == nil {
+		return nil, nil, false
 	}
 	if r.replace {
-		return newer, true
+		return fields, nil, true
 	}
-	var sa, sb string
-	if json.Unmarshal(a[r.field], &sa) != nil || json.Unmarshal(b[r.field], &sb) != nil {
-		return nil, false
+	var s string
+	if json.Unmarshal(fields[r.field], &s) != nil {
+		return nil, nil, false
 	}
-	joined := sa + sb
 	if r.base64 {
-		da, errA := base64.StdEncoding.DecodeString(sa)
-		db, errB := base64.StdEncoding.DecodeString(sb)
-		if errA != nil || errB != nil {
-			return nil, false
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, nil, false
 		}
-		joined = base64.StdEncoding.EncodeToString(append(da, db...))
+		return fields, b, true
+	}
+	return fields, []byte(s), true
+}
+
+// add merges the params of a newer notification, or reports false (and
+// changes nothing) when it belongs to another stream, is malformed, or
+// would make the merged text too large. Members other than the keys and
+// the text come from the newer notification (command/exec's capReached
+// only ever turns true).
+func (a *coalesced) add(params []byte) bool {
+	fields, text, ok := a.rule.parse(params)
+	if !ok {
+		return false
+	}
+	for _, k := range a.rule.keys {
+		if !bytes.Equal(a.fields[k], fields[k]) {
+			return false
+		}
+	}
+	if len(a.text)+len(text) > maxCoalescedText {
+		return false
+	}
+	a.fields = fields
+	a.text = append(a.text, text...)
+	return true
+}
+
+// params encodes the merged notification's params.
+func (a *coalesced) params() ([]byte, error) {
+	if !a.rule.replace {
+		var s string
+		if a.rule.base64 {
+			s = base64.StdEncoding.EncodeToString(a.text)
+		} else {
+			s = string(a.text)
+		}
+		e := getEncBuf()
+		err := e.value(s)
+		v := e.bytes()
+		e.release()
+		if err != nil {
+			return nil, err
+		}
+		a.fields[a.rule.field] = v
 	}
 	e := getEncBuf()
 	defer e.release()
-	if e.value(joined) != nil {
-		return nil, false
+	if err := e.value(a.fields); err != nil {
+		return nil, err
 	}
-	b[r.field] = json.RawMessage(e.bytes())
-	e.b.Reset()
-	if e.value(b) != nil {
-		return nil, false
-	}
-	return e.bytes(), true
+	return e.bytes(), nil
 }

@@ -348,10 +348,11 @@ func (c *Conn) closeWith(reason error) {
 		c.onClose = nil
 		c.mu.Unlock()
 
+		fields := []zap.Field{zap.Int("pendingServerRequests", len(pending)), zap.Uint64("coalesced", c.out.coalescedCount())}
 		if reason != nil {
-			c.log.Warn("connection closed", zap.Error(reason), zap.Int("pendingServerRequests", len(pending)))
+			c.log.Warn("connection closed", append(fields, zap.Error(reason))...)
 		} else {
-			c.log.Info("connection closed")
+			c.log.Info("connection closed", fields...)
 		}
 		c.out.abort()
 		c.cancel()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/agentd-dev/agentd/protocol"
 	"go.uber.org/zap"
@@ -106,7 +107,10 @@ func (c *Conn) runHandler(m inMessage, h HandlerFunc, info *protocol.MethodInfo)
 		return
 	}
 	ctx := context.WithValue(c.ctx, requestStateKey{}, rs)
+	start := time.Now()
 	result, err := h(ctx, c, params)
+	c.log.Debug("request finished", zap.String("method", m.method), zap.ByteString("id", m.id),
+		zap.Duration("took", time.Since(start)), zap.Bool("ok", err == nil))
 	if err != nil {
 		c.sendError(m.id, toProtocolError(err))
 		rs.finish(false)

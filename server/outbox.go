@@ -23,6 +23,9 @@ type outMsg struct {
 	pStart, pEnd int
 	emittedAtMs  int64
 	rule         *coalesceRule
+	// merged holds deltas merged into this message; data is rebuilt from
+	// it when the writer takes the message.
+	merged *coalesced
 }
 
 // params returns the notification's params bytes (nil when none).
@@ -36,13 +39,20 @@ func (m *outMsg) params() []byte {
 // outbox is a connection's bounded outbound queue. Many goroutines push;
 // exactly one (the connection's writer) takes.
 //
-// Overflow policy, in order: (1) once the queue is half full, a coalescible
+// Overflow policy, in order: (1) while the client is behind, a coalescible
 // delta that continues the last queued notification (same method and keys)
 // is merged into it instead of queued, so order relative to everything
-// else is kept; (2) while there is room, a message is queued; (3) when it
-// is full, a connection that may wait (stdio, in-process) makes the pusher
-// wait for room, and any other gets errOutboxFull and is disconnected.
-// Nothing is ever dropped silently.
+// else is kept; (2) while there is room, a message is queued; (3) when the
+// queue is full, a connection that may wait (stdio, in-process) makes the
+// pusher wait for room, and any other gets errOutboxFull and is
+// disconnected. Nothing is ever dropped silently.
+//
+// "Behind" starts when the backlog (queued messages plus the batch the
+// writer is still writing) reaches half the queue, and lasts until the
+// writer finds the queue empty. The hysteresis matters: a client that
+// reads slowly lets the writer progress in small steps, and each step
+// empties the queue; a threshold on the queue alone would let every step
+// queue another run of single deltas.
 type outbox struct {
 	limit      int
 	coalesceAt int
@@ -53,6 +63,8 @@ type outbox struct {
 	// mu guards the fields that follow.
 	mu        sync.Mutex
 	q         []outMsg
+	inBatch   int  // messages the writer took and may still be writing
+	behind    bool // see the type's doc
 	closed    bool
 	space     chan struct{} // closed and replaced when room appears
 	waiting   int           // pushers waiting for room
@@ -86,7 +98,10 @@ func (o *outbox) push(ctx context.Context, m outMsg) error {
 			return errOutboxClosed
 		}
 		n := len(o.q)
-		if m.rule != nil && n >= o.coalesceAt && o.mergeLastLocked(m) {
+		if n+o.inBatch >= o.coalesceAt {
+			o.behind = true
+		}
+		if m.rule != nil && o.behind && n > 0 && o.mergeLastLocked(m) {
 			o.mu.Unlock()
 			return nil
 		}
@@ -126,24 +141,36 @@ func (o *outbox) mergeLastLocked(m outMsg) bool {
 	if last.method != m.method || last.rule == nil {
 		return false
 	}
-	params, ok := m.rule.merge(last.params(), m.params())
-	if !ok {
+	if last.merged == nil {
+		acc, ok := last.rule.start(last.params())
+		if !ok {
+			return false
+		}
+		last.merged = acc
+	}
+	if !last.merged.add(m.params()) {
 		return false
 	}
-	data, ps, pe := rebuildNotification(last.method, params, last.emittedAtMs)
-	last.data, last.pStart, last.pEnd = data, ps, pe
 	o.coalesced++
 	return true
 }
 
-// rebuildNotification encodes a notification from already-encoded params.
-func rebuildNotification(method string, params []byte, emittedAtMs int64) ([]byte, int, int) {
-	data, ps, pe, err := encodeNotification(method, rawJSON(params), emittedAtMs)
-	if err != nil {
-		// params came from our own encoder; this cannot fail.
-		panic("server: re-encoding coalesced notification: " + err.Error())
+// finish rebuilds the bytes of a message that absorbed merged deltas.
+func (m *outMsg) finish() {
+	if m.merged == nil {
+		return
 	}
-	return data, ps, pe
+	params, err := m.merged.params()
+	m.merged = nil
+	if err != nil {
+		// Members came from our own encoder; this cannot fail.
+		panic("server: encoding coalesced notification: " + err.Error())
+	}
+	data, ps, pe, err := encodeNotification(m.method, rawJSON(params), m.emittedAtMs)
+	if err != nil {
+		panic("server: encoding coalesced notification: " + err.Error())
+	}
+	m.data, m.pStart, m.pEnd = data, ps, pe
 }
 
 // rawJSON is already-encoded JSON that the encoder copies as is.
@@ -160,6 +187,10 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 			out := o.q
 			clear(buf)
 			o.q = buf[:0]
+			o.inBatch = n
+			for i := range out {
+				out[i].finish()
+			}
 			if o.waiting > 0 {
 				close(o.space)
 				o.space = make(chan struct{})
@@ -167,6 +198,9 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 			o.mu.Unlock()
 			return out, true
 		}
+		// The writer has written everything: the client caught up.
+		o.inBatch = 0
+		o.behind = false
 		if o.closed {
 			o.mu.Unlock()
 			return nil, false

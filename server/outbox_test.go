@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -92,6 +93,55 @@ func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
 	}
 }
 
+// Once behind, a client stays behind until the writer drained everything:
+// a writer that progresses in small steps does not reset coalescing.
+func TestOutboxBehindUntilCaughtUp(t *testing.T) {
+	o := newOutbox(4, false) // behind from 2 messages of backlog
+	push := func(m outMsg) {
+		t.Helper()
+		if err := o.push(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(delta(t, "a", "0"))
+	push(delta(t, "a", "1"))
+	push(delta(t, "a", "2")) // backlog 2: behind, merged into "1"
+	batch, _ := o.take(nil)  // the writer takes both and is slow to write them
+	if len(batch) != 2 {
+		t.Fatalf("batch %d", len(batch))
+	}
+	push(delta(t, "a", "3")) // nothing queued to merge into
+	push(delta(t, "a", "4")) // merged: still behind although the queue was emptied
+	batch, _ = o.take(batch)
+	if len(batch) != 1 || !strings.Contains(string(batch[0].params()), `"delta":"34"`) {
+		t.Fatalf("batch %d %s", len(batch), batch[0].data)
+	}
+	// The writer finds the queue empty: caught up; deltas queue singly.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b, _ := o.take(batch)
+		if len(b) != 1 {
+			t.Errorf("after catching up: %d", len(b))
+		}
+	}()
+	for {
+		o.mu.Lock()
+		caughtUp := !o.behind
+		o.mu.Unlock()
+		if caughtUp {
+			break
+		}
+		runtime.Gosched()
+	}
+	push(delta(t, "a", "5"))
+	<-done
+	push(delta(t, "a", "6"))
+	if all := drainAll(o); len(all) != 1 || !strings.Contains(string(all[0].params()), `"delta":"6"`) {
+		t.Fatalf("got %d", len(all))
+	}
+}
+
 func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 	o := newOutbox(2, false)
 	for i := 0; i < 2; i++ {
@@ -171,8 +221,18 @@ func TestCoalesceRules(t *testing.T) {
 		}
 		pa, _ := json.Marshal(a)
 		pb, _ := json.Marshal(b)
-		out, ok := r.merge(pa, pb)
-		return string(out), ok
+		acc, ok := r.start(pa)
+		if !ok {
+			t.Fatalf("cannot start from %s", pa)
+		}
+		if !acc.add(pb) {
+			return "", false
+		}
+		out, err := acc.params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), true
 	}
 	item := func(extra map[string]any) map[string]any {
 		m := map[string]any{"threadId": "t", "turnId": "u", "itemId": "i"}
@@ -218,7 +278,7 @@ func TestCoalesceRules(t *testing.T) {
 			t.Errorf("%s must not be coalescible", m)
 		}
 	}
-	big := strings.Repeat("x", maxCoalescedParams/2+1)
+	big := strings.Repeat("x", maxCoalescedText/2+1)
 	if _, ok := merge("item/agentMessage/delta", item(map[string]any{"delta": big}), item(map[string]any{"delta": big})); ok {
 		t.Errorf("merged past the size cap")
 	}

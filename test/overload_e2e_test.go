@@ -1,0 +1,150 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Under a flood, every request gets exactly one answer: the ones past the
+// in-flight limit get -32001 at once; a client response to a server
+// request still gets through, and the slots come back.
+func TestOverloadFlood(t *testing.T) {
+	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true,
+		Config: []string{"server.max_inflight_per_connection=3"}})
+	c := d.DialWS(WSOptions{})
+	c.Initialize("flood", nil)
+
+	// Three requests hold the three slots: one waits for our answer to a
+	// server request, two sleep.
+	callID := c.Request("test/call", map[string]any{"method": "x/approve", "params": map[string]int{}})
+	req := c.ReadUntil(func(m Message) bool { return m.IsServerRequest() })
+	sleeps := []json.RawMessage{
+		c.Request("test/sleep", map[string]any{"ms": 60000}),
+		c.Request("test/sleep", map[string]any{"ms": 60000}),
+	}
+	for range sleeps {
+		d.WaitLog(func(l LogLine) bool {
+			return l.Msg == "request started" && l.Str("method") == "test/sleep" && !seenSleep(l)
+		})
+	}
+
+	const flood = 200
+	ids := make([]json.RawMessage, flood)
+	for i := range ids {
+		ids[i] = c.Request("test/sleep", map[string]any{"ms": 0})
+	}
+	for _, id := range ids {
+		m := c.Response(id)
+		WantError(t, m, codeOverloaded, "Server overloaded; retry later.")
+		if string(m.Error.Data) != `{"retryable":true}` {
+			t.Fatalf("data %s", m.Error.Data)
+		}
+	}
+
+	// The answer to the server request is not a request: it is routed.
+	c.Send(map[string]any{"id": req.ID, "result": map[string]string{"decision": "accept"}})
+	if m := c.Response(callID); string(m.Result) != `{"result":{"decision":"accept"}}` {
+		t.Fatalf("got %s", m.Raw)
+	}
+	// Its slot came back.
+	if m := c.Call("test/sleep", map[string]any{"ms": 0}); m.Error != nil {
+		t.Fatalf("got %s", m.Raw)
+	}
+	// Nothing was answered twice.
+	c.AssertNoMessage()
+}
+
+var sleepSeen = map[string]bool{}
+
+// seenSleep makes WaitLog find distinct "request started" lines.
+func seenSleep(l LogLine) bool {
+	key := l.Str("id")
+	if sleepSeen[key] {
+		return true
+	}
+	sleepSeen[key] = true
+	return false
+}
+
+// A WebSocket client that stops reading: its deltas are coalesced (all
+// text arrives, in fewer messages), then, when authoritative messages
+// overflow its queue, it is disconnected with a logged reason. Other
+// clients are unaffected throughout.
+func TestSlowWebSocketReader(t *testing.T) {
+	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true,
+		Config: []string{"server.outbound_queue_size=64"}})
+	slow := d.DialWS(WSOptions{ReceiveBuffer: 16 << 10})
+	slow.Initialize("slow", nil)
+	fast := d.DialWS(WSOptions{})
+	fast.Initialize("fast", nil)
+
+	// Phase 1: 1000 deltas of 16 KiB for one item while the client does
+	// not read.
+	const n = 1000
+	base := strings.Repeat("d", 16<<10)
+	slow.Pause()
+	emitID := slow.Request("test/emit", map[string]any{
+		"method":        "item/agentMessage/delta",
+		"params":        map[string]string{"threadId": "th", "turnId": "tu", "itemId": "it", "delta": base},
+		"count":         n,
+		"appendIndexTo": "delta",
+	})
+	d.WaitLog(LogMsg("coalescing deltas"))
+	// Every delta is queued (or merged) before the client reads again.
+	d.WaitLog(func(l LogLine) bool { return l.Msg == "request finished" && l.Str("method") == "test/emit" })
+	// Meanwhile another client is served.
+	WantResult(t, fast.Call("test/emit", map[string]any{"method": "x/ping", "params": map[string]int{}, "broadcast": true}))
+	fast.ReadUntil(func(m Message) bool { return m.Method == "x/ping" })
+
+	slow.Resume()
+	var text strings.Builder
+	messages := 0
+	for {
+		m := slow.ReadUntil(func(m Message) bool { return m.Method == "item/agentMessage/delta" || string(m.ID) == string(emitID) })
+		if m.Method == "" {
+			break
+		}
+		var p struct{ ThreadID, TurnID, ItemID, Delta string }
+		if err := json.Unmarshal(m.Params, &p); err != nil || p.ItemID != "it" || p.ThreadID != "th" {
+			t.Fatalf("bad delta %.200s", m.Raw)
+		}
+		text.WriteString(p.Delta)
+		messages++
+	}
+	var want strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&want, "%s%d;", base, i)
+	}
+	if text.String() != want.String() {
+		t.Fatalf("delta text differs: got %d bytes, want %d", text.Len(), want.Len())
+	}
+	if messages >= n {
+		t.Fatalf("%d messages for %d deltas: nothing was coalesced", messages, n)
+	}
+	t.Logf("%d deltas arrived as %d messages", n, messages)
+	slow.ReadUntil(func(m Message) bool { return m.Method == "x/ping" })
+
+	// Phase 2: authoritative notifications of 64 KiB while the client
+	// does not read: the queue overflows and the client is dropped.
+	slow.Pause()
+	slow.Request("test/emit", map[string]any{
+		"method": "item/completed",
+		"params": map[string]string{"pad": strings.Repeat("c", 64<<10)},
+		"count":  2000,
+	})
+	d.WaitLog(func(l LogLine) bool {
+		return l.Msg == "connection closed" && strings.Contains(l.Str("error"), "not reading fast enough")
+	})
+	slow.Resume()
+	if err := slow.WaitClosed(); err == nil {
+		t.Fatal("slow client still connected")
+	}
+	// The fast client did not notice.
+	WantResult(t, fast.Call("test/emit", map[string]any{"method": "x/after", "params": map[string]int{}, "broadcast": true}))
+	fast.ReadUntil(func(m Message) bool { return m.Method == "x/after" })
+	if m := fast.Call("test/sleep", map[string]any{"ms": 0}); m.Error != nil {
+		t.Fatalf("fast client: %s", m.Raw)
+	}
+}
