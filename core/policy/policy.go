@@ -1,6 +1,26 @@
 // Package policy decides who must say yes before the agent acts, and limits
-// what an approved command can touch: approval policies, the known-safe
-// command classifier, and the sandbox (Landlock, bubblewrap).
+// what an approved command can touch: approval policies and the decisions
+// they imply (DecideExec, DecidePatch), the known-safe command classifier,
+// command actions for display, the session's approvals, and the sandbox.
+//
+// The sandbox never confines the daemon itself. A sandboxed command runs
+// through a fresh copy of the agentd binary (SandboxHelperArg, SandboxMain),
+// which restricts its own process and then execs the command, so the
+// restrictions bind the command and all its children:
+//   - files: Landlock, reading everywhere and writing only under the
+//     writable roots (and to a few device files such as /dev/null);
+//   - network, when off: a seccomp filter refusing socket(2) for every
+//     family but AF_UNIX (and io_uring, which could open sockets on its
+//     own), plus Landlock's TCP bind/connect restriction where the kernel
+//     has it (ABI 4+). Landlock alone leaves UDP open before ABI 10, which
+//     is why the filter is what we rely on.
+//
+// Where Landlock is missing, bubblewrap is used instead when it works
+// (read-only bind of /, writable roots bound read-write with their .git
+// read-only again, a new network namespace when the network is off). When
+// neither works, commands that should be sandboxed are never run
+// unsandboxed silently: DecideExec asks for approval, or refuses under
+// "never".
 package policy
 
 // ApprovalPolicy says when the user must approve an action.

@@ -51,7 +51,7 @@ var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/
 func confineSelf(s helperSpec) error {
 	if abi := landlockABI(); abi < 1 {
 		// Best-effort mode would silently do nothing here.
-		return errors.New("Landlock is not available in this kernel")
+		return errors.New("this kernel does not offer Landlock")
 	}
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),

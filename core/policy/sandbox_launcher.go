@@ -34,9 +34,12 @@ type Launcher struct {
 
 // NewLauncher returns a launcher enforcing p with the best method this
 // host has (see Detect). It fails with ErrSandboxUnavailable when none
-// works, and when p does not sandbox at all (such commands need no
-// launcher).
+// works, and with another error when p does not sandbox at all (such
+// commands need no launcher).
 func NewLauncher(p SandboxPolicy) (*Launcher, error) {
+	if !p.Sandboxed() {
+		return nil, fmt.Errorf("sandbox mode %q does not confine commands; run them without a launcher", p.Mode)
+	}
 	caps := Detect()
 	m := caps.MethodFor(p)
 	if m == MethodNone {

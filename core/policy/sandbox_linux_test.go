@@ -266,3 +266,18 @@ func TestCapabilitiesDecisions(t *testing.T) {
 	}
 	t.Logf("this host: %s; warning: %q", Detect(), Detect().Warning())
 }
+
+func TestNewLauncher(t *testing.T) {
+	if _, err := NewLauncher(FullAccess()); err == nil {
+		t.Error("a launcher for full access")
+	}
+	requireMethod(t, MethodLandlock, false)
+	l, err := NewLauncher(WorkspaceWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if l.Method != MethodLandlock || l.Helper != exe {
+		t.Errorf("launcher %+v", l)
+	}
+}
