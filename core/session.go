@@ -54,7 +54,13 @@ type Config struct {
 	History []model.ResponseItem
 	// Sink persists the thread; nil keeps nothing.
 	Sink Sink
-	Log  *zap.Logger
+	// SandboxCapabilities overrides what the host is detected to
+	// support (tests); nil detects.
+	SandboxCapabilities *policy.Capabilities
+	// SandboxHelper is the executable serving the sandbox helper entry
+	// point; "" means this executable.
+	SandboxHelper string
+	Log           *zap.Logger
 	// Now and Sleep are the clock, replaceable in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -116,6 +122,10 @@ type Session struct {
 	status *statusCell
 	hist   history
 	tools  map[string]toolHandler
+	// exec runs commands; approvals remembers what the user allowed for
+	// the session.
+	exec      *execState
+	approvals *policy.SessionApprovals
 
 	// emitMu serialises event emission: Seq order, sink order and stream
 	// order are the same.
@@ -185,6 +195,8 @@ func NewSession(cfg Config) (*Session, error) {
 		},
 	}
 	s.tools = s.builtinTools()
+	s.exec = newExecState()
+	s.approvals = policy.NewSessionApprovals()
 	if len(cfg.History) > 0 {
 		s.hist.append("", cfg.History...)
 		s.envSent = true

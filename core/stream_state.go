@@ -13,6 +13,7 @@ type streamState struct {
 	t *turn
 	// open holds items started and not yet done, by model item id.
 	open        map[string]*openItem
+	previews    map[string]*patchPreview
 	lastMessage string
 }
 
@@ -24,7 +25,7 @@ type openItem struct {
 }
 
 func newStreamState(s *Session, t *turn) *streamState {
-	return &streamState{s: s, t: t, open: map[string]*openItem{}}
+	return &streamState{s: s, t: t, open: map[string]*openItem{}, previews: map[string]*patchPreview{}}
 }
 
 func (st *streamState) emit(msg EventMsg) { st.s.emit(st.t.subID, st.t.id, msg) }
@@ -56,7 +57,7 @@ func (st *streamState) handle(ev model.StreamEvent) {
 		case model.TypeReasoning:
 			st.start(ev.Item.ID(), model.TypeReasoning)
 		case model.TypeCustomToolCall:
-			st.s.patchPreviewStart(st.t, ev.Item)
+			st.previewStart(ev.Item)
 		}
 	case model.EventOutputTextDelta:
 		it := st.start(ev.ItemID, model.TypeMessage)
@@ -83,7 +84,7 @@ func (st *streamState) handle(ev model.StreamEvent) {
 		it.content[ev.ContentIndex] += ev.Delta
 		st.emit(ReasoningRawDelta{ItemID: ev.ItemID, ContentIndex: ev.ContentIndex, Delta: ev.Delta})
 	case model.EventCustomToolCallInputDelta:
-		st.s.patchPreviewDelta(st.t, ev.ItemID, ev.Delta)
+		st.previewDelta(ev.ItemID, ev.Delta)
 	}
 }
 
@@ -137,6 +138,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		st.s.record(st.t.id, item)
 		return nil
 	case model.TypeFunctionCall, model.TypeCustomToolCall:
+		st.previewDone(item.ID())
 		st.s.record(st.t.id, item)
 		return newToolCall(item)
 	default:

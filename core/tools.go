@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/tools/exec"
+	"github.com/agentd-dev/agentd/core/tools/patch"
 )
 
 // toolCall is one tool call the model made.
@@ -80,16 +83,24 @@ func (s *Session) dispatchTool(t *turn, c *toolCall) model.ResponseItem {
 // builtinTools is the table of tools the core runs itself.
 func (s *Session) builtinTools() map[string]toolHandler {
 	return map[string]toolHandler{
+		exec.ExecCommandTool: s.runExecCommand,
+		exec.WriteStdinTool:  s.runWriteStdin,
+		patch.ToolName:       s.runApplyPatch,
 		"update_plan":        s.runUpdatePlan,
 		"request_user_input": s.runRequestUserInput,
 	}
 }
 
-func (s *Session) closeTools() {}
+// closeTools ends every command still running.
+func (s *Session) closeTools() {
+	if err := s.exec.mgr.Close(); err != nil {
+		s.log.Warn("closing the command runtime", zap.Error(err))
+	}
+}
 
 // toolSpecs lists the tools offered to the model for the turn.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
-	specs := []json.RawMessage{updatePlanSpec, requestUserInputSpec}
+	specs := []json.RawMessage{exec.ExecCommandSpec(), exec.WriteStdinSpec(), patch.ToolSpecCustom(), updatePlanSpec, requestUserInputSpec}
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
@@ -334,11 +345,3 @@ func dynamicToolOutput(c *toolCall, items []DynamicContentItem) model.ResponseIt
 	}
 	return model.NewFunctionCallOutput("", c.callID, parts)
 }
-
-// patchPreviewStart and patchPreviewDelta feed the streamed apply_patch
-// preview; see tool_patch.go.
-func (s *Session) patchPreviewStart(t *turn, item model.ResponseItem) {}
-
-func (s *Session) patchPreviewDelta(t *turn, itemID, delta string) {}
-
-var _ = time.Second

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/tools/patch"
 )
 
 // turn is one running turn. The session loop creates it and talks to it
@@ -34,6 +35,10 @@ type turn struct {
 	// streamCancel abandons the in-flight model stream (for a steer).
 	streamCancel context.CancelFunc
 	pending      map[string]chan any
+
+	// diff aggregates what the turn's patches changed.
+	diffMu sync.Mutex
+	diff   *patch.TurnDiffTracker
 	// onWaiting is called when the number of pending requests changes.
 	onWaiting func(waiting bool)
 }

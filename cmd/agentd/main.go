@@ -9,9 +9,16 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/agentd-dev/agentd/core/policy"
 )
 
 func main() {
+	// The sandbox helper: agentd re-executes itself to confine a command
+	// (Landlock, seccomp) without ever confining the daemon.
+	if len(os.Args) > 1 && os.Args[1] == policy.SandboxHelperArg {
+		os.Exit(policy.SandboxMain(os.Args[2:]))
+	}
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "agentd: %v\n", err)
 		os.Exit(1)

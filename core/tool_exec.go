@@ -1,0 +1,299 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/tools/exec"
+)
+
+// execState is the session's command runtime: the process manager, and
+// the items of commands still running in the background (by session id),
+// completed when a later write_stdin sees them end.
+type execState struct {
+	mgr *exec.Manager
+	mu  sync.Mutex
+	bg  map[int]*bgCommand
+}
+
+type bgCommand struct {
+	t     *turn
+	item  CommandExecutionItem
+	start time.Time
+}
+
+func newExecState() *execState {
+	return &execState{mgr: exec.NewManager(exec.Options{}), bg: map[int]*bgCommand{}}
+}
+
+// execDecision is what the policy says for a command, plus whether the
+// host can sandbox at all.
+func (s *Session) execDecision(tc TurnContext, argv []string, escalate bool) policy.ExecDecision {
+	return policy.DecideExec(policy.ExecContext{
+		Policy:           tc.ApprovalPolicy,
+		Sandbox:          tc.Sandbox,
+		Argv:             argv,
+		Escalate:         escalate,
+		Approved:         s.approvals,
+		SandboxAvailable: s.sandboxCaps().Supports(tc.Sandbox),
+	})
+}
+
+// sandboxCaps returns what this host can do to confine commands.
+func (s *Session) sandboxCaps() policy.Capabilities {
+	if s.cfg.SandboxCapabilities != nil {
+		return *s.cfg.SandboxCapabilities
+	}
+	return policy.Detect()
+}
+
+// askApproval sends an approval request for a command or patch and waits
+// for the answer. ok is false when the turn ended first.
+func (s *Session) askApproval(ctx context.Context, t *turn, callID string, request EventMsg, itemStarted func()) (Decision, bool) {
+	ch := t.await(callID)
+	if _, exec := request.(ExecApprovalRequest); exec {
+		s.emit(t.subID, t.id, request)
+		itemStarted()
+	} else {
+		itemStarted()
+		s.emit(t.subID, t.id, request)
+	}
+	select {
+	case v := <-ch:
+		return v.(Decision), true
+	case <-ctx.Done():
+		t.forget(callID)
+		return Decision{}, false
+	}
+}
+
+// rememberDecision records what an accept-for-session or an amendment
+// allows from now on.
+func (s *Session) rememberDecision(d Decision, argv []string) {
+	switch d.Kind {
+	case DecisionAcceptForSession:
+		s.approvals.ApproveCommand(argv)
+	case DecisionAcceptWithAmendment:
+		if len(d.ExecPolicyAmendment) > 0 {
+			s.approvals.AddPrefix(d.ExecPolicyAmendment)
+		} else {
+			s.approvals.ApproveCommand(argv)
+		}
+	}
+}
+
+// declined ends a command or patch item the user did not let run, and
+// says so to the model. A cancel also interrupts the turn.
+func (s *Session) declined(t *turn, c *toolCall, d Decision, complete func(ItemStatus)) model.ResponseItem {
+	switch d.Kind {
+	case DecisionFailed:
+		complete(StatusFailed)
+		return c.output(fmt.Sprintf("%s was not run: the approval request failed: %s", c.name, d.Message))
+	case DecisionCancel:
+		complete(StatusDeclined)
+		t.abort(AbortInterrupted)
+		return c.output(fmt.Sprintf("%s was not run: the user cancelled it and stopped the turn", c.name))
+	}
+	complete(StatusDeclined)
+	return c.output(fmt.Sprintf("%s was not run: the user declined it", c.name))
+}
+
+func accepted(d Decision) bool {
+	switch d.Kind {
+	case DecisionAccept, DecisionAcceptForSession, DecisionAcceptWithAmendment:
+		return true
+	}
+	return false
+}
+
+// runExecCommand is the exec_command tool.
+func (s *Session) runExecCommand(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
+	args, err := exec.ParseExecArgs([]byte(c.args))
+	if err != nil {
+		return c.output("exec_command: " + err.Error())
+	}
+	sh := exec.DetectShell()
+	if args.Shell != "" {
+		sh = exec.Shell{Path: args.Shell}
+	}
+	argv := args.Argv(sh)
+	cwd := t.tc.Cwd
+	if args.Workdir != "" {
+		cwd = args.Workdir
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(t.tc.Cwd, cwd)
+		}
+	}
+	dec := s.execDecision(t.tc, argv, args.Escalate())
+	if dec.Reject != "" {
+		return c.output(dec.Reject)
+	}
+	item := CommandExecutionItem{
+		ID: c.callID, Command: policy.ShellQuote(argv), Argv: argv, Cwd: cwd,
+		Status: StatusInProgress, Source: SourceUnifiedExecStart, Actions: policy.ParseCommandActions(argv),
+	}
+	complete := func(st ItemStatus) {
+		item.Status = st
+		s.emit(t.subID, t.id, ItemCompleted{Item: item})
+	}
+	if dec.Ask {
+		item.Source = SourceAgent
+		reason := dec.Reason
+		if reason == "" {
+			reason = args.Justification
+		}
+		d, ok := s.askApproval(ctx, t, c.callID, ExecApprovalRequest{
+			CallID: c.callID, Command: argv, Cwd: cwd, Reason: reason, Actions: item.Actions,
+			ProposedAmendment: dec.ProposedAmendment, AvailableDecisions: decisionKinds(dec.AvailableDecisions),
+		}, func() { s.emit(t.subID, t.id, ItemStarted{Item: item}) })
+		if !ok {
+			return c.output("exec_command was not run: the turn ended before the user answered")
+		}
+		if !accepted(d) {
+			return s.declined(t, c, d, complete)
+		}
+		s.rememberDecision(d, argv)
+		item.Source = SourceUnifiedExecStart
+	} else {
+		s.emit(t.subID, t.id, ItemStarted{Item: item})
+	}
+	res, err := s.execute(ctx, t, c, &item, argv, cwd, args, dec.Sandboxed)
+	if err == nil && dec.Sandboxed && !res.Running && policy.LikelySandboxDenial(res.ExitCode, res.Aggregated) {
+		res, err = s.retryUnsandboxed(ctx, t, c, &item, argv, cwd, args, res)
+	}
+	if err != nil && res == nil {
+		out := err.Error()
+		item.AggregatedOutput = &out
+		complete(StatusFailed)
+		return c.output("exec_command failed to start: " + out)
+	}
+	if res.Running {
+		item.ProcessID = fmt.Sprint(res.SessionID)
+		s.exec.mu.Lock()
+		s.exec.bg[res.SessionID] = &bgCommand{t: t, item: item, start: time.Now().Add(-res.Wall)}
+		s.exec.mu.Unlock()
+		return c.output(res.ModelText())
+	}
+	s.finishCommand(t, &item, res)
+	return c.output(res.ModelText())
+}
+
+// execute starts the command, sandboxed or not, streaming its output as
+// deltas of the item.
+func (s *Session) execute(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, argv []string, cwd string, args exec.ExecArgs, sandboxed bool) (*exec.Result, error) {
+	var launcher *policy.Launcher
+	if sandboxed {
+		var err error
+		if launcher, err = s.launcher(t.tc.Sandbox); err != nil {
+			return nil, err
+		}
+	}
+	s.emit(t.subID, t.id, ExecCommandBegin{CallID: c.callID, Command: argv, Cwd: cwd, Source: item.Source})
+	return s.exec.mgr.Start(ctx, exec.Request{
+		Argv: argv, Cwd: cwd, Env: exec.ModelEnv(args.TTY), TTY: args.TTY,
+		YieldTime: args.YieldTime, MaxOutputTokens: args.MaxOutputTokens, Sandbox: launcher,
+		OnOutput: func(stream string, chunk []byte) {
+			s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: c.callID, Stream: OutputStream(stream), Chunk: chunk})
+		},
+	})
+}
+
+// launcher returns the sandbox launcher for a policy.
+func (s *Session) launcher(p policy.SandboxPolicy) (*policy.Launcher, error) {
+	l, err := policy.NewLauncher(p)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.SandboxHelper != "" && l.Method == policy.MethodLandlock {
+		l.Helper = s.cfg.SandboxHelper
+	}
+	return l, nil
+}
+
+// retryUnsandboxed asks (when the policy says so) to rerun a command the
+// sandbox seems to have stopped, and reruns it without the sandbox.
+func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, argv []string, cwd string, args exec.ExecArgs, first *exec.Result) (*exec.Result, error) {
+	dec := policy.DecideRetryAfterSandboxDenial(policy.ExecContext{
+		Policy: t.tc.ApprovalPolicy, Sandbox: t.tc.Sandbox, Argv: argv, Approved: s.approvals,
+		SandboxAvailable: s.sandboxCaps().Supports(t.tc.Sandbox),
+	})
+	if !dec.Retry {
+		return first, nil
+	}
+	if dec.Ask {
+		ch := t.await(c.callID)
+		s.emit(t.subID, t.id, ExecApprovalRequest{
+			CallID: c.callID, Command: argv, Cwd: cwd, Reason: dec.Reason, Actions: item.Actions,
+			ProposedAmendment: dec.ProposedAmendment, AvailableDecisions: decisionKinds(dec.AvailableDecisions),
+		})
+		var d Decision
+		select {
+		case v := <-ch:
+			d = v.(Decision)
+		case <-ctx.Done():
+			t.forget(c.callID)
+			return first, nil
+		}
+		if !accepted(d) {
+			return first, nil
+		}
+		s.rememberDecision(d, argv)
+	}
+	return s.execute(ctx, t, c, item, argv, cwd, args, false)
+}
+
+// finishCommand completes a command item with its result.
+func (s *Session) finishCommand(t *turn, item *CommandExecutionItem, res *exec.Result) {
+	out := res.Aggregated
+	code := res.ExitCode
+	ms := res.Duration.Milliseconds()
+	item.AggregatedOutput, item.ExitCode, item.DurationMs = &out, &code, &ms
+	item.Status = StatusCompleted
+	if code != 0 {
+		item.Status = StatusFailed
+	}
+	s.emit(t.subID, t.id, ExecCommandEnd{CallID: item.ID, ExitCode: code, AggregatedOutput: out, Duration: res.Duration, Status: item.Status})
+	s.emit(t.subID, t.id, ItemCompleted{Item: *item})
+}
+
+// runWriteStdin is the write_stdin tool: input to a command still
+// running, and the output since.
+func (s *Session) runWriteStdin(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
+	args, err := exec.ParseWriteStdinArgs([]byte(c.args))
+	if err != nil {
+		return c.output("write_stdin: " + err.Error())
+	}
+	res, err := s.exec.mgr.WriteStdin(ctx, args.SessionID, args.Chars, args.YieldTime)
+	if res == nil {
+		if errors.Is(err, exec.ErrUnknownSession) {
+			return c.output(fmt.Sprintf("write_stdin failed: no running command with session ID %d", args.SessionID))
+		}
+		return c.output("write_stdin failed: " + err.Error())
+	}
+	res.MaxOutputTokens = args.MaxOutputTokens
+	if !res.Running {
+		s.exec.mu.Lock()
+		bg := s.exec.bg[args.SessionID]
+		delete(s.exec.bg, args.SessionID)
+		s.exec.mu.Unlock()
+		if bg != nil {
+			res.Duration = time.Since(bg.start)
+			s.finishCommand(bg.t, &bg.item, res)
+		}
+	}
+	return c.output(res.ModelText())
+}
+
+func decisionKinds(names []string) []DecisionKind {
+	out := make([]DecisionKind, 0, len(names))
+	for _, n := range names {
+		out = append(out, DecisionKind(n))
+	}
+	return out
+}

@@ -1,0 +1,465 @@
+package core
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+func execCall(callID, cmd string, extra map[string]any) model.ResponseItem {
+	args := map[string]any{"cmd": cmd}
+	for k, v := range extra {
+		args[k] = v
+	}
+	return functionCall(callID, "exec_command", args)
+}
+
+func customCall(callID, name, input string) model.ResponseItem {
+	return model.NewResponseItem(map[string]any{"type": "custom_tool_call", "id": "ctc_" + callID, "status": "completed", "call_id": callID, "name": name, "input": input})
+}
+
+// outputOf returns the output text the model got for callID.
+func outputOf(t *testing.T, req *model.Request, callID string) string {
+	t.Helper()
+	for _, it := range req.Input {
+		if it.IsToolOutput() && it.CallID() == callID {
+			var f struct{ Output string }
+			it.Decode(&f)
+			return f.Output
+		}
+	}
+	t.Fatalf("no output for %s in %s", callID, rawList(req.Input))
+	return ""
+}
+
+func withPolicy(ap policy.ApprovalPolicy, sp policy.SandboxPolicy) func(*Config) {
+	return func(c *Config) { c.ApprovalPolicy, c.Sandbox = ap, sp }
+}
+
+// events of one kind, in order.
+func eventsOf[T EventMsg](evs []Event) []T {
+	var out []T
+	for _, ev := range evs {
+		if m, ok := ev.Msg.(T); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func commandItems(evs []Event) (started, completed []CommandExecutionItem) {
+	for _, ev := range evs {
+		switch m := ev.Msg.(type) {
+		case ItemStarted:
+			if it, ok := m.Item.(CommandExecutionItem); ok {
+				started = append(started, it)
+			}
+		case ItemCompleted:
+			if it, ok := m.Item.(CommandExecutionItem); ok {
+				completed = append(completed, it)
+			}
+		}
+	}
+	return
+}
+
+// A command that needs no approval runs at once and streams its output.
+func TestExecNoApproval(t *testing.T) {
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "echo out; echo err >&2; exit 3", nil))}, script{events: textEvents("msg_1", "done")})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalNever, policy.FullAccess()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	if len(eventsOf[ExecApprovalRequest](evs)) != 0 {
+		t.Fatal("asked for approval")
+	}
+	started, completed := commandItems(evs)
+	if len(started) != 1 || started[0].Source != SourceUnifiedExecStart || started[0].Status != StatusInProgress {
+		t.Fatalf("started = %+v", started)
+	}
+	if len(completed) != 1 || completed[0].Status != StatusFailed || *completed[0].ExitCode != 3 || !strings.Contains(*completed[0].AggregatedOutput, "err") {
+		t.Fatalf("completed = %+v", completed)
+	}
+	var streamed string
+	for _, d := range eventsOf[ExecCommandOutputDelta](evs) {
+		streamed += string(d.Chunk)
+	}
+	if !strings.Contains(streamed, "out") || !strings.Contains(streamed, "err") {
+		t.Fatalf("streamed %q", streamed)
+	}
+	out := outputOf(t, c.requests()[1], "call_1")
+	if !strings.Contains(out, "Process exited with code 3") || !strings.Contains(out, "Output:\n") {
+		t.Fatalf("model output %q", out)
+	}
+}
+
+// Each decision on a command approval, under untrusted (which asks for a
+// command that is not known to be safe).
+func TestExecApprovalDecisions(t *testing.T) {
+	cases := []struct {
+		decision   Decision
+		wantStatus ItemStatus
+		ran        bool
+		aborted    bool
+		modelSays  string
+	}{
+		{Decision{Kind: DecisionAccept}, StatusCompleted, true, false, "Process exited with code 0"},
+		{Decision{Kind: DecisionAcceptForSession}, StatusCompleted, true, false, "Process exited with code 0"},
+		{Decision{Kind: DecisionAcceptWithAmendment, ExecPolicyAmendment: []string{"touch"}}, StatusCompleted, true, false, "Process exited with code 0"},
+		{Decision{Kind: DecisionDecline}, StatusDeclined, false, false, "the user declined it"},
+		{Decision{Kind: DecisionCancel}, StatusDeclined, false, true, ""},
+		{Decision{Kind: DecisionFailed, Message: "boom"}, StatusFailed, false, false, "approval request failed: boom"},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.decision.Kind), func(t *testing.T) {
+			dir := t.TempDir()
+			scripts := []script{{events: callEvents(execCall("call_1", "touch made", nil))}}
+			if !tc.aborted {
+				scripts = append(scripts, script{events: textEvents("msg_1", "ok")})
+			}
+			c := newFakeClient(t, scripts...)
+			s := newTestSession(t, c, func(cfg *Config) {
+				cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.FullAccess()
+			})
+			col := collect(t, s, nil)
+			s.Call(ctx10(t), userInput("go"))
+			evs := col.waitFor(isMsg[ExecApprovalRequest])
+			req := eventsOf[ExecApprovalRequest](evs)[0]
+			if req.CallID != "call_1" || req.Cwd != dir || len(req.Actions) == 0 || len(req.AvailableDecisions) == 0 {
+				t.Fatalf("request = %+v", req)
+			}
+			// The request comes before the item it is about (the
+			// projection sends them in the reference's order).
+			if started, _ := commandItems(col.all()); len(started) > 0 {
+				waitStatus(t, s, StatusWaiting)
+			}
+			col.waitFor(func(ev Event) bool {
+				m, ok := ev.Msg.(ItemStarted)
+				return ok && m.Item.ItemID() == "call_1"
+			})
+			if _, err := s.Call(ctx10(t), OpExecApproval{CallID: "call_1", Decision: tc.decision}); err != nil {
+				t.Fatal(err)
+			}
+			evs = col.waitFor(turnEnded)
+			started, completed := commandItems(evs)
+			if started[0].Source != SourceAgent {
+				t.Fatalf("item/started source %s", started[0].Source)
+			}
+			if len(completed) != 1 || completed[0].Status != tc.wantStatus {
+				t.Fatalf("completed = %+v", completed)
+			}
+			_, err := os.Stat(filepath.Join(dir, "made"))
+			if ran := err == nil; ran != tc.ran {
+				t.Fatalf("command ran = %v, want %v", ran, tc.ran)
+			}
+			_, isAbort := evs[len(evs)-1].Msg.(TurnAborted)
+			if isAbort != tc.aborted {
+				t.Fatalf("turn ended with %s", typeName(evs[len(evs)-1].Msg))
+			}
+			if tc.modelSays != "" {
+				if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, tc.modelSays) {
+					t.Fatalf("model got %q, want %q", out, tc.modelSays)
+				}
+			}
+		})
+	}
+}
+
+// Accept-for-session and amendments stop later identical (or prefixed)
+// commands from asking again.
+func TestExecApprovalRemembered(t *testing.T) {
+	for _, d := range []Decision{{Kind: DecisionAcceptForSession}, {Kind: DecisionAcceptWithAmendment, ExecPolicyAmendment: []string{"touch"}}} {
+		t.Run(string(d.Kind), func(t *testing.T) {
+			dir := t.TempDir()
+			second := "touch a"
+			if d.Kind == DecisionAcceptWithAmendment {
+				second = "touch b"
+			}
+			c := newFakeClient(t,
+				script{events: callEvents(execCall("call_1", "touch a", nil))},
+				script{events: callEvents(execCall("call_2", second, nil))},
+				script{events: textEvents("msg_1", "ok")})
+			s := newTestSession(t, c, func(cfg *Config) {
+				cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.FullAccess()
+			})
+			col := collect(t, s, nil)
+			s.Call(ctx10(t), userInput("go"))
+			col.waitFor(func(ev Event) bool { m, ok := ev.Msg.(ItemStarted); return ok && m.Item.ItemID() == "call_1" })
+			s.Call(ctx10(t), OpExecApproval{CallID: "call_1", Decision: d})
+			evs := col.waitFor(turnEnded)
+			if n := len(eventsOf[ExecApprovalRequest](evs)); n != 1 {
+				t.Fatalf("%d approval requests, want 1", n)
+			}
+			if _, completed := commandItems(evs); len(completed) != 2 || completed[1].Status != StatusCompleted {
+				t.Fatalf("completed = %+v", completed)
+			}
+		})
+	}
+}
+
+// A known-safe command never asks, even under untrusted.
+func TestExecKnownSafeDoesNotAsk(t *testing.T) {
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "ls", nil))}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalUntrusted, policy.FullAccess()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	if len(eventsOf[ExecApprovalRequest](evs)) != 0 {
+		t.Fatal("known-safe command asked for approval")
+	}
+}
+
+// Escalation under never is refused back to the model.
+func TestExecEscalationRefusedUnderNever(t *testing.T) {
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "touch x", map[string]any{"sandbox_permissions": "require_escalated"}))}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalNever, policy.WorkspaceWrite()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	if started, _ := commandItems(evs); len(started) != 0 {
+		t.Fatalf("refused command got an item: %+v", started)
+	}
+	if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, "refused") {
+		t.Fatalf("model got %q", out)
+	}
+}
+
+// With no sandbox on the host, a command that should be sandboxed asks
+// rather than running unsandboxed silently.
+func TestExecWithoutSandboxAsks(t *testing.T) {
+	none := policy.Capabilities{}
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "touch x", nil))}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.ApprovalPolicy, cfg.Sandbox, cfg.SandboxCapabilities = policy.ApprovalOnRequest, policy.WorkspaceWrite(), &none
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(isMsg[ExecApprovalRequest])
+	if r := eventsOf[ExecApprovalRequest](evs)[0]; r.Reason == "" {
+		t.Fatalf("request without a reason: %+v", r)
+	}
+	s.Call(ctx10(t), OpExecApproval{CallID: "call_1", Decision: Decision{Kind: DecisionDecline}})
+	col.waitFor(turnEnded)
+}
+
+// Commands run sandboxed cannot write outside the writable roots.
+func TestExecSandboxBlocksWritesOutsideRoots(t *testing.T) {
+	caps := policy.Detect()
+	if !caps.Supports(policy.WorkspaceWrite()) {
+		t.Skipf("no sandbox on this host: %s", caps)
+	}
+	work, outside := t.TempDir(), t.TempDir()
+	c := newFakeClient(t,
+		script{events: callEvents(execCall("call_1", "touch inside && touch "+outside+"/escaped", nil))},
+		script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy = work, policy.ApprovalNever
+		cfg.Sandbox = policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	if _, err := os.Stat(filepath.Join(work, "inside")); err != nil {
+		t.Fatalf("write inside the workspace failed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Fatal("sandboxed command wrote outside the writable roots")
+	}
+	if _, completed := commandItems(evs); completed[0].Status != StatusFailed {
+		t.Fatalf("completed = %+v", completed)
+	}
+}
+
+// A command still running at its yield time becomes a session that
+// write_stdin talks to; its item completes when it ends.
+func TestExecSessionWriteStdin(t *testing.T) {
+	c := newFakeClient(t,
+		script{events: callEvents(execCall("call_1", "read line; echo got:$line", map[string]any{"yield_time_ms": 300}))},
+		script{events: callEvents(functionCall("call_2", "write_stdin", map[string]any{"session_id": 1, "chars": "hello\n", "yield_time_ms": 2000}))},
+		script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalNever, policy.FullAccess()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	first := outputOf(t, c.requests()[1], "call_1")
+	if !strings.Contains(first, "Process running with session ID 1") {
+		t.Fatalf("first output %q", first)
+	}
+	second := outputOf(t, c.requests()[2], "call_2")
+	if !strings.Contains(second, "got:hello") || !strings.Contains(second, "Process exited with code 0") {
+		t.Fatalf("write_stdin output %q", second)
+	}
+	_, completed := commandItems(evs)
+	if len(completed) != 1 || completed[0].ID != "call_1" || completed[0].Status != StatusCompleted || !strings.Contains(*completed[0].AggregatedOutput, "got:hello") {
+		t.Fatalf("completed = %+v", completed)
+	}
+}
+
+const addPatch = "*** Begin Patch\n*** Add File: hello.txt\n+hello world\n*** End Patch"
+
+// A patch inside the writable roots applies without asking (on-request),
+// with the item, the file written, and the turn diff.
+func TestPatchAutoApplied(t *testing.T) {
+	dir := t.TempDir()
+	c := newFakeClient(t, script{events: callEvents(customCall("call_1", "apply_patch", addPatch))}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalOnRequest, policy.WorkspaceWrite() })
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	b, err := os.ReadFile(filepath.Join(dir, "hello.txt"))
+	if err != nil || string(b) != "hello world\n" {
+		t.Fatalf("file = %q, %v", b, err)
+	}
+	var kinds []string
+	for _, ev := range evs {
+		switch m := ev.Msg.(type) {
+		case ItemStarted:
+			if fc, ok := m.Item.(FileChangeItem); ok {
+				kinds = append(kinds, "started:"+string(fc.Status))
+				if len(fc.Changes) != 1 || fc.Changes[0].Path != filepath.Join(dir, "hello.txt") || fc.Changes[0].Kind != ChangeAdd || fc.Changes[0].Diff != "hello world\n" {
+					t.Fatalf("changes %+v", fc.Changes)
+				}
+			}
+		case ItemCompleted:
+			if fc, ok := m.Item.(FileChangeItem); ok {
+				kinds = append(kinds, "completed:"+string(fc.Status))
+			}
+		case PatchApprovalRequest:
+			kinds = append(kinds, "request")
+		case TurnDiff:
+			kinds = append(kinds, "diff")
+			if !strings.Contains(m.UnifiedDiff, "diff --git a/hello.txt b/hello.txt\nnew file mode 100644") {
+				t.Fatalf("turn diff %q", m.UnifiedDiff)
+			}
+		}
+	}
+	if !slices.Equal(kinds, []string{"started:inProgress", "completed:completed", "diff"}) {
+		t.Fatalf("patch events %v", kinds)
+	}
+	if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, "Success. Updated the following files:\nA hello.txt") {
+		t.Fatalf("model got %q", out)
+	}
+}
+
+// Under untrusted a patch asks; the item is started before the request.
+func TestPatchApprovalDecisions(t *testing.T) {
+	for _, d := range []DecisionKind{DecisionAccept, DecisionDecline, DecisionCancel} {
+		t.Run(string(d), func(t *testing.T) {
+			dir := t.TempDir()
+			scripts := []script{{events: callEvents(customCall("call_1", "apply_patch", addPatch))}}
+			if d != DecisionCancel {
+				scripts = append(scripts, script{events: textEvents("msg_1", "ok")})
+			}
+			c := newFakeClient(t, scripts...)
+			s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.WorkspaceWrite() })
+			col := collect(t, s, nil)
+			s.Call(ctx10(t), userInput("go"))
+			evs := col.waitFor(isMsg[PatchApprovalRequest])
+			if _, ok := evs[len(evs)-2].Msg.(ItemStarted); !ok {
+				t.Fatalf("request not right after item/started: %s", kinds(evs))
+			}
+			s.Call(ctx10(t), OpPatchApproval{CallID: "call_1", Decision: Decision{Kind: d}})
+			evs = col.waitFor(turnEnded)
+			_, err := os.Stat(filepath.Join(dir, "hello.txt"))
+			if applied := err == nil; applied != (d == DecisionAccept) {
+				t.Fatalf("applied = %v", applied)
+			}
+			if d == DecisionDecline {
+				if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, "declined") {
+					t.Fatalf("model got %q", out)
+				}
+			}
+			if _, ok := evs[len(evs)-1].Msg.(TurnAborted); ok != (d == DecisionCancel) {
+				t.Fatalf("turn ended with %s", typeName(evs[len(evs)-1].Msg))
+			}
+		})
+	}
+}
+
+// Under never, a patch outside the writable roots is refused; a bad patch
+// gets the parser's error.
+func TestPatchRefusedAndInvalid(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	outPatch := "*** Begin Patch\n*** Add File: " + filepath.Join(outside, "x.txt") + "\n+x\n*** End Patch"
+	c := newFakeClient(t,
+		script{events: callEvents(customCall("call_1", "apply_patch", outPatch), customCall("call_2", "apply_patch", "*** Begin Patch\nnonsense\n*** End Patch"))},
+		script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy = dir, policy.ApprovalNever
+		cfg.Sandbox = policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(turnEnded)
+	if _, err := os.Stat(filepath.Join(outside, "x.txt")); err == nil {
+		t.Fatal("patch outside the roots was applied")
+	}
+	if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, "outside the writable roots") {
+		t.Fatalf("refusal %q", out)
+	}
+	if out := outputOf(t, c.requests()[1], "call_2"); !strings.Contains(out, "invalid patch: line 2") {
+		t.Fatalf("parse error %q", out)
+	}
+}
+
+// The patch preview streams while the model writes the patch.
+func TestPatchPreviewStreams(t *testing.T) {
+	dir := t.TempDir()
+	call := customCall("call_1", "apply_patch", addPatch)
+	added := model.NewResponseItem(map[string]any{"type": "custom_tool_call", "id": "ctc_call_1", "call_id": "call_1", "name": "apply_patch", "input": ""})
+	evs := []model.StreamEvent{evCreated(), {Kind: model.EventOutputItemAdded, Item: added}}
+	for _, piece := range []string{"*** Begin Patch\n*** Add", " File: hello.txt\n+hel", "lo world\n*** End Patch"} {
+		evs = append(evs, model.StreamEvent{Kind: model.EventCustomToolCallInputDelta, ItemID: "ctc_call_1", Delta: piece})
+	}
+	evs = append(evs, model.StreamEvent{Kind: model.EventOutputItemDone, Item: call}, evCompleted(nil))
+	c := newFakeClient(t, script{events: evs}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalOnRequest, policy.WorkspaceWrite() })
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	got := col.waitFor(turnEnded)
+	previews := eventsOf[PatchPreview](got)
+	if len(previews) == 0 {
+		t.Fatal("no preview")
+	}
+	last := previews[len(previews)-1]
+	if last.CallID != "call_1" || len(last.Changes) != 1 || last.Changes[0].Path != "hello.txt" || !strings.Contains(last.Changes[0].Diff, "hello world") {
+		t.Fatalf("last preview %+v", last)
+	}
+	var firstStarted int
+	for i, ev := range got {
+		if m, ok := ev.Msg.(ItemStarted); ok && m.Item.ItemID() == "call_1" {
+			firstStarted = i
+			break
+		}
+	}
+	for i, ev := range got {
+		if _, ok := ev.Msg.(PatchPreview); ok && i > firstStarted {
+			t.Fatal("preview after item/started")
+		}
+	}
+}
+
+// The tools the model is offered.
+func TestToolSpecsOffered(t *testing.T) {
+	c := newFakeClient(t, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(turnEnded)
+	var names []string
+	for _, raw := range c.requests()[0].Tools {
+		var m struct{ Type, Name string }
+		json.Unmarshal(raw, &m)
+		names = append(names, m.Type+":"+m.Name)
+	}
+	want := []string{"function:exec_command", "function:write_stdin", "custom:apply_patch", "function:update_plan", "function:request_user_input"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v", names)
+	}
+}
