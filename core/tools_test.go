@@ -308,7 +308,9 @@ const addPatch = "*** Begin Patch\n*** Add File: hello.txt\n+hello world\n*** En
 func TestPatchAutoApplied(t *testing.T) {
 	dir := t.TempDir()
 	c := newFakeClient(t, script{events: callEvents(customCall("call_1", "apply_patch", addPatch))}, script{events: textEvents("msg_1", "ok")})
-	s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalOnRequest, policy.WorkspaceWrite() })
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalOnRequest, policy.WorkspaceWrite()
+	})
 	col := collect(t, s, nil)
 	s.Call(ctx10(t), userInput("go"))
 	evs := col.waitFor(turnEnded)
@@ -357,7 +359,9 @@ func TestPatchApprovalDecisions(t *testing.T) {
 				scripts = append(scripts, script{events: textEvents("msg_1", "ok")})
 			}
 			c := newFakeClient(t, scripts...)
-			s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.WorkspaceWrite() })
+			s := newTestSession(t, c, func(cfg *Config) {
+				cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.WorkspaceWrite()
+			})
 			col := collect(t, s, nil)
 			s.Call(ctx10(t), userInput("go"))
 			evs := col.waitFor(isMsg[PatchApprovalRequest])
@@ -419,7 +423,9 @@ func TestPatchPreviewStreams(t *testing.T) {
 	}
 	evs = append(evs, model.StreamEvent{Kind: model.EventOutputItemDone, Item: call}, evCompleted(nil))
 	c := newFakeClient(t, script{events: evs}, script{events: textEvents("msg_1", "ok")})
-	s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalOnRequest, policy.WorkspaceWrite() })
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalOnRequest, policy.WorkspaceWrite()
+	})
 	col := collect(t, s, nil)
 	s.Call(ctx10(t), userInput("go"))
 	got := col.waitFor(turnEnded)
