@@ -24,11 +24,7 @@ func TestOverloadFlood(t *testing.T) {
 		c.Request("test/sleep", map[string]any{"ms": 60000}),
 		c.Request("test/sleep", map[string]any{"ms": 60000}),
 	}
-	for range sleeps {
-		d.WaitLog(func(l LogLine) bool {
-			return l.Msg == "request started" && l.Str("method") == "test/sleep" && !seenSleep(l)
-		})
-	}
+	waitStarted(d, "test/sleep", len(sleeps))
 
 	const flood = 200
 	ids := make([]json.RawMessage, flood)
@@ -56,16 +52,18 @@ func TestOverloadFlood(t *testing.T) {
 	c.AssertNoMessage()
 }
 
-var sleepSeen = map[string]bool{}
-
-// seenSleep makes WaitLog find distinct "request started" lines.
-func seenSleep(l LogLine) bool {
-	key := l.Str("id")
-	if sleepSeen[key] {
-		return true
+// waitStarted waits until n requests of method have started.
+func waitStarted(d *Daemon, method string, n int) {
+	seen := map[string]bool{}
+	for len(seen) < n {
+		d.WaitLog(func(l LogLine) bool {
+			if l.Msg != "request started" || l.Str("method") != method || seen[l.Str("id")] {
+				return false
+			}
+			seen[l.Str("id")] = true
+			return true
+		})
 	}
-	sleepSeen[key] = true
-	return false
 }
 
 // A WebSocket client that stops reading: its deltas are coalesced (all
