@@ -63,6 +63,10 @@ type index struct {
 	dirty    map[string]bool
 	gen      uint64
 	lastFull time.Time
+	// revalidating is set while a background re-stat of every file runs.
+	revalidating bool
+	closed       bool
+	bg           sync.WaitGroup
 	// unsaved says the entries changed since the cache was written.
 	unsaved bool
 
@@ -85,6 +89,21 @@ func newIndex(home string, opts Options) *index {
 		x.saver = newCacheSaver(x)
 	}
 	return x
+}
+
+// warmUp loads the cache and refreshes in the background, so that the
+// first List after start finds the index ready (a List that comes first
+// waits for it).
+func (x *index) warmUp() {
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if !x.closed {
+			x.refreshLocked()
+		}
+	}()
 }
 
 // touch records that this process changed path.
@@ -141,7 +160,15 @@ func (x *index) refreshLocked() {
 		x.load()
 	}
 	now := time.Now()
-	full := x.revalidate < 0 || now.Sub(x.lastFull) >= x.revalidate
+	// Re-stat'ing every file (appends by other processes) costs tens of
+	// milliseconds at 10,000 threads; List does not wait for it unless
+	// told to (a negative IndexRevalidate): a background pass marks the
+	// changed files, and the next refresh reads them.
+	full := x.revalidate < 0
+	if !full && now.Sub(x.lastFull) >= x.revalidate && !x.revalidating && !x.closed {
+		x.lastFull = now
+		x.startRevalidation()
+	}
 	x.gen++
 	var jobs []*scanJob
 	x.walk(filepath.Join(x.home, SessionsDir), false, full, now, &jobs)
@@ -165,9 +192,6 @@ func (x *index) refreshLocked() {
 		}
 	}
 	clear(x.dirty)
-	if full {
-		x.lastFull = now
-	}
 	if changed && x.saver != nil {
 		x.unsaved = true
 		x.saver.kick()
@@ -325,4 +349,37 @@ func (x *index) inRoots(p string) bool {
 		}
 	}
 	return false
+}
+
+type statKey struct {
+	path      string
+	size, mod int64
+	ino       uint64
+}
+
+// startRevalidation re-stats every known file in the background and marks
+// the ones that changed. x.mu must be held.
+func (x *index) startRevalidation() {
+	keys := make([]statKey, 0, len(x.entries))
+	for p, e := range x.entries {
+		keys = append(keys, statKey{path: p, size: e.Size, mod: e.ModNs, ino: e.Ino})
+	}
+	x.revalidating = true
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		var changed []string
+		for _, k := range keys {
+			st, err := os.Stat(k.path)
+			if err != nil || st.Size() != k.size || st.ModTime().UnixNano() != k.mod || inode(st) != k.ino {
+				changed = append(changed, k.path)
+			}
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.revalidating = false
+		for _, p := range changed {
+			x.dirty[p] = true
+		}
+	}()
 }

@@ -20,6 +20,15 @@ type cacheFile struct {
 	Version int
 	Home    string
 	Entries []entry
+	Dirs    []cacheDir
+}
+
+// cacheDir is a saved directory listing: a directory whose mtime has not
+// changed is not listed again at start.
+type cacheDir struct {
+	Path          string
+	ModNs, ReadNs int64
+	Files, Dirs   []string
 }
 
 // load reads the cache file, if any. Entries it brings are checked like any
@@ -48,7 +57,13 @@ func (x *index) load() {
 		}
 		x.put(e)
 	}
-	// Force the first refresh to check every file it brought.
+	for _, d := range c.Dirs {
+		if x.inRoots(d.Path) || d.Path == filepath.Join(x.home, SessionsDir) || d.Path == filepath.Join(x.home, ArchivedDir) {
+			x.dirs[d.Path] = &dirState{modNs: d.ModNs, readNs: d.ReadNs, files: d.Files, dirs: d.Dirs}
+		}
+	}
+	// The first refresh starts a re-stat of every file it brought (the
+	// files may have grown since the cache was written).
 	x.lastFull = time.Time{}
 }
 
@@ -97,6 +112,10 @@ func (c *cacheSaver) run() {
 
 // close stops the saver and saves once more if anything is pending.
 func (x *index) close() error {
+	x.mu.Lock()
+	x.closed = true
+	x.mu.Unlock()
+	x.bg.Wait()
 	if x.saver == nil {
 		return nil
 	}
@@ -127,26 +146,36 @@ func (x *index) save() error {
 	for _, e := range x.entries {
 		c.Entries = append(c.Entries, *e)
 	}
+	for p, d := range x.dirs {
+		c.Dirs = append(c.Dirs, cacheDir{Path: p, ModNs: d.modNs, ReadNs: d.readNs, Files: d.files, Dirs: d.dirs})
+	}
 	x.unsaved = false
 	x.mu.Unlock()
 	tmp, err := os.CreateTemp(filepath.Dir(x.cachePath), ".rollout-index-*")
 	if err != nil {
+		x.markUnsaved()
 		return err
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := gob.NewEncoder(bw).Encode(&c); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	err = gob.NewEncoder(bw).Encode(&c)
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), x.cachePath)
 	}
-	return os.Rename(tmp.Name(), x.cachePath)
+	if err != nil {
+		os.Remove(tmp.Name())
+		x.markUnsaved()
+	}
+	return err
+}
+
+func (x *index) markUnsaved() {
+	x.mu.Lock()
+	x.unsaved = true
+	x.mu.Unlock()
 }

@@ -333,6 +333,31 @@ func TestIndexSeesAppendsByOtherProcesses(t *testing.T) {
 	}
 }
 
+func TestIndexBackgroundRevalidationFindsAppends(t *testing.T) {
+	s, home := openStore(t, Options{IndexRevalidate: time.Nanosecond})
+	gs := generate(t, home, 5)
+	s.List(ListOptions{})
+	if err := appendRecord(gs[1].path, appendLine(nil, time.Now(), LineThreadName, "", []byte(`{"name":"seen later"}`))); err != nil {
+		t.Fatal(err)
+	}
+	// List does not wait for the re-stat of every file; a background pass
+	// marks the grown file and a later call reads it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sum, err := s.Summary(gs[1].id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Name == "seen later" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("append never noticed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestIndexSeesOwnRecorderWritesAtOnce(t *testing.T) {
 	s, _ := openStore(t, Options{IndexRevalidate: time.Hour})
 	ctx := testCtx(t)

@@ -38,6 +38,9 @@ type Options struct {
 	IndexRevalidate time.Duration
 	// NoIndexCache keeps the index in memory only.
 	NoIndexCache bool
+	// NoIndexWarmUp stops Open from building the index in the background
+	// (the first List then builds it).
+	NoIndexWarmUp bool
 }
 
 // Location is where a thread's rollout file is.
@@ -87,6 +90,9 @@ func Open(home string, opts Options) (*Store, error) {
 		sizeWarning:   opts.SizeWarning,
 		queueSize:     opts.QueueSize,
 		onWrite:       s.idx.touch,
+	}
+	if !opts.NoIndexWarmUp {
+		s.idx.warmUp()
 	}
 	return s, nil
 }
