@@ -322,9 +322,17 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		r := &Pending{CallID: m.CallID, TurnID: turnID, Kind: ExecApproval, Method: "item/commandExecution/requestApproval", awaitingItem: true}
 		r.Params = execApprovalParams(p.threadID, turnID, m)
 		p.pending = append(p.pending, r)
+		out = p.setStatus(out, p.activeStatus())
+		if started, ok := p.itemStart[m.CallID]; ok {
+			// The item is already out (a rerun outside the sandbox
+			// asks after the first run): the request goes now.
+			r.awaitingItem = false
+			setStartedAt(r, started)
+			return append(out, Output{Request: r})
+		}
 		// Status first, then item/started, then the request (the
 		// reference's order for commands).
-		return p.setStatus(out, p.activeStatus())
+		return out
 	case core.PatchApprovalRequest:
 		r := &Pending{CallID: m.CallID, TurnID: turnID, Kind: PatchApproval, Method: "item/fileChange/requestApproval"}
 		r.Params = protocol.FileChangeRequestApprovalParams{ThreadID: p.threadID, TurnID: turnID, ItemID: m.CallID, StartedAtMs: p.startedAt(m.CallID, ms), Reason: strPtr(m.Reason), GrantRoot: strPtr(m.GrantRoot)}

@@ -343,3 +343,12 @@ func TestPlanAndReasoningShapes(t *testing.T) {
 		t.Fatalf("plan %s", plan)
 	}
 }
+
+// An approval asked after the item started (a rerun outside the sandbox)
+// is sent at once.
+func TestApprovalAfterItemStarted(t *testing.T) {
+	p := NewThread(tid, protocol.StatusIdle())
+	out := apply(p, core.TurnStarted{StartedAt: t0}, core.ItemStarted{Item: cmdItem(core.StatusInProgress, core.SourceUnifiedExecStart)}, approval)
+	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started", `status{"type":"active","activeFlags":["waitingOnApproval"]}`, "request:item/commandExecution/requestApproval")
+	validate(t, out)
+}
