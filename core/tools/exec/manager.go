@@ -58,9 +58,9 @@ type Request struct {
 	// Sandbox confines the command; nil runs it unconfined.
 	Sandbox *policy.Launcher
 	// OnOutput receives the output as it arrives, one chunk at a time,
-	// in order, from a goroutine of the manager. chunk is only valid
-	// during the call. It must return promptly: while it runs, the
-	// command's output is not read.
+	// in order, from a goroutine of the manager. chunk belongs to the
+	// receiver, which may keep it. OnOutput must return promptly: while
+	// it runs, the command's output is not read.
 	OnOutput func(stream string, chunk []byte)
 }
 

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -250,7 +251,7 @@ func (p *process) readLoop(stream string, f *os.File) {
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
-			p.emit(stream, buf[:n])
+			p.emit(stream, bytes.Clone(buf[:n]))
 		}
 		if err != nil {
 			// io.EOF for pipes; EIO from a terminal whose other side
@@ -275,7 +276,7 @@ func (p *process) drainNow(stream string, f *os.File) {
 			return
 		}
 		if n > 0 {
-			p.emit(stream, buf[:n])
+			p.emit(stream, bytes.Clone(buf[:n]))
 		}
 		// EAGAIN: nothing more now; EIO or 0: the writers are gone.
 		if rerr != nil || n <= 0 {
@@ -284,6 +285,9 @@ func (p *process) drainNow(stream string, f *os.File) {
 	}
 }
 
+// emit records a chunk and hands it to OnOutput. The chunk is a fresh
+// copy the receiver may keep: events carrying it are queued and read
+// long after the next chunk arrives.
 func (p *process) emit(stream string, chunk []byte) {
 	p.emitMu.Lock()
 	defer p.emitMu.Unlock()
