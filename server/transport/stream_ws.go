@@ -37,9 +37,13 @@ func NewWebSocket(c *websocket.Conn, maxBytes int, info Info) Stream {
 	return &wsStream{c: c, info: info}
 }
 
+// Read and Write ignore ctx: coder/websocket arms a context.AfterFunc per
+// call for a cancellable context (four allocations per message), and Close
+// already unblocks both.
+
 func (s *wsStream) Read(ctx context.Context) ([]byte, error) {
 	for {
-		typ, data, err := s.c.Read(ctx)
+		typ, data, err := s.c.Read(context.Background())
 		if err != nil {
 			switch websocket.CloseStatus(err) {
 			case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
@@ -61,7 +65,7 @@ func (s *wsStream) Read(ctx context.Context) ([]byte, error) {
 }
 
 func (s *wsStream) Write(ctx context.Context, msg []byte) error {
-	return s.c.Write(ctx, websocket.MessageText, msg)
+	return s.c.Write(context.Background(), websocket.MessageText, msg)
 }
 
 func (s *wsStream) Flush() error { return nil }
