@@ -1,10 +1,58 @@
-# agentd build. Go 1.27.3 is fetched by the go command itself as a toolchain.
+# agentd build. Go 1.27.3 is fetched by the go command itself as a toolchain
+# (the standard library of older releases has known vulnerabilities).
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
-.PHONY: build test
+TOOLS := $(CURDIR)/bin/tools
+STATICCHECK_VERSION := v0.8.2
+# `make run` listens on WebSocket port 4500 and on the default Unix socket
+# (<home>/app-server-control/app-server-control.sock).
+RUN_LISTEN ?= --listen ws://127.0.0.1:4500 --listen unix://
+FUZZTIME ?= 10s
+# Where `make schema` writes the stable and experimental JSON Schema.
+SCHEMA_STABLE ?= schema/stable
+SCHEMA_EXPERIMENTAL ?= schema/experimental
+
+.PHONY: build run test race bench fuzz lint fmt vet staticcheck schema clean
+
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
 
+run: build
+	bin/agentd serve $(RUN_LISTEN)
+
 test:
-	$(GO) test ./...
+	$(GO) test -count=1 ./...
+
+# The daemon's concurrent packages under the race detector.
+race:
+	$(GO) test -count=1 -race ./server/... ./cmd/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./server/ ./test/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME) ./server/
+
+lint: fmt vet staticcheck
+
+fmt:
+	@files=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$files" ]; then echo "gofmt needed:"; echo "$$files"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck: $(TOOLS)/staticcheck
+	$(TOOLS)/staticcheck ./...
+
+$(TOOLS)/staticcheck:
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+schema: build
+	bin/agentd schema --out $(SCHEMA_STABLE)
+	bin/agentd schema --experimental --out $(SCHEMA_EXPERIMENTAL)
+
+clean:
+	rm -rf bin

@@ -36,8 +36,6 @@ type msg struct {
 	}
 }
 
-func (m msg) isNotification() bool { return m.Method != "" && m.ID == nil }
-
 func parseMsg(t testing.TB, raw []byte) msg {
 	t.Helper()
 	var m msg
