@@ -120,7 +120,7 @@ func BenchmarkResume1000Turns(b *testing.B) {
 	b.Run("full", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
-			if _, err := s.Read("t-resume", ReadOptions{}); err != nil {
+			if _, err := s.Read(ctx, "t-resume", ReadOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -56,8 +56,11 @@
 // checks against the directory tree, while adding a large dependency, a
 // second file format to migrate and WAL files in the user's home. 10,000
 // summaries are a few megabytes, and filtering and sorting them in memory
-// takes about a millisecond. Staleness is caught by directory mtimes (files
-// added, moved, deleted), by this process's own writes, and by a periodic
-// re-stat of every file (appends from other processes); a grown file is
-// read only from where its last scan stopped.
+// takes a few milliseconds. Staleness is caught by directory mtimes (files
+// added, moved, deleted), by this process's own writes, by re-checking
+// files modified in the last two seconds (caught mid-write), and by a
+// background re-stat of every file every Options.IndexRevalidate (appends
+// by other processes). A grown file is read only from where its last scan
+// stopped; a moved file (same inode, size and mtime) is not read again. The
+// store builds the index in the background as soon as it is opened.
 package rollout

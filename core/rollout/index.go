@@ -42,12 +42,10 @@ type dirState struct {
 const mtimeSlack = 2 * time.Second
 
 // index keeps a summary of every rollout file under a home, in memory,
-// and in a cache file between runs. Each List refreshes it: directories
-// whose mtime changed are listed again (files added, moved, deleted), files
-// this process wrote are stat'ed again, and every Options.IndexRevalidate
-// all files are (appends by other processes). A changed file is read from
-// where the last scan stopped, since rollouts only grow; a moved file
-// (same inode, size and mtime) is not read again at all.
+// and in a cache file between runs (see the package doc). Each List
+// refreshes it: directories whose mtime changed are listed again, files
+// this process wrote or that changed recently are stat'ed again, and a
+// background pass re-stats all of them every Options.IndexRevalidate.
 type index struct {
 	home       string
 	revalidate time.Duration
@@ -227,13 +225,16 @@ func (x *index) walk(dir string, archived, full bool, now time.Time, jobs *[]*sc
 		x.walk(sub, archived, full, now, jobs)
 	}
 	for _, p := range d.files {
-		x.visit(p, archived, full, jobs)
+		x.visit(p, archived, full, now, jobs)
 	}
 }
 
-func (x *index) visit(p string, archived, full bool, jobs *[]*scanJob) {
+func (x *index) visit(p string, archived, full bool, now time.Time, jobs *[]*scanJob) {
 	e := x.entries[p]
-	if e != nil && !full && !x.dirty[p] {
+	// A file modified within mtimeSlack may have been read while another
+	// process was still writing it: it is checked again until it settles.
+	settled := e != nil && now.UnixNano()-e.ModNs >= int64(mtimeSlack)
+	if settled && !full && !x.dirty[p] {
 		e.seen = x.gen
 		return
 	}

@@ -319,6 +319,24 @@ func TestIndexFollowsChangesBehindItsBack(t *testing.T) {
 	}
 }
 
+func TestIndexRechecksFilesCaughtMidWrite(t *testing.T) {
+	s, home := openStore(t, Options{IndexRevalidate: time.Hour})
+	p := writeThreadFile(t, home, testMeta("t-midwrite", baseTime), 2, "Complete")
+	full := must(os.ReadFile(p))
+	// Another process is writing the file when the index first reads it.
+	half := strings.Index(string(full), `"turnId":"t-midwrite-t1"`)
+	os.WriteFile(p, full[:half], 0o600)
+	if sum, err := s.Summary("t-midwrite"); err != nil || sum.TurnCount != 1 {
+		t.Fatalf("half: %+v %v", sum, err)
+	}
+	f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(full[half:])
+	f.Close()
+	if sum, err := s.Summary("t-midwrite"); err != nil || sum.TurnCount != 2 || sum.Name != "Complete" {
+		t.Fatalf("completed file: %+v %v", sum, err)
+	}
+}
+
 func TestIndexSeesAppendsByOtherProcesses(t *testing.T) {
 	s, home := openStore(t, Options{IndexRevalidate: -1})
 	gs := generate(t, home, 5)

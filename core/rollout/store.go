@@ -259,8 +259,14 @@ func walkFind(root, suffix string) string {
 	return found
 }
 
-// Read rebuilds a stored thread.
-func (s *Store) Read(threadID string, opts ReadOptions) (*Thread, error) {
+// Read rebuilds a stored thread. When the thread has an open recorder,
+// what it has queued is written first, so the rebuild sees every record.
+func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*Thread, error) {
+	if r := s.recorder(threadID); r != nil {
+		if err := r.Flush(ctx); err != nil && !errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+	}
 	loc, err := s.Find(threadID)
 	if err != nil {
 		return nil, err

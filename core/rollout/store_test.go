@@ -65,7 +65,7 @@ func TestArchiveUnarchiveDelete(t *testing.T) {
 	if _, err := s.Archive(id); !errors.Is(err, ErrAlreadyArchived) {
 		t.Fatalf("second Archive: %v", err)
 	}
-	if th, err := s.Read(id, ReadOptions{}); err != nil || !th.Archived || len(th.Turns) != 1 {
+	if th, err := s.Read(ctx, id, ReadOptions{}); err != nil || !th.Archived || len(th.Turns) != 1 {
 		t.Fatalf("Read archived: %v", err)
 	}
 	old := time.Now().Add(-time.Hour)
@@ -108,7 +108,7 @@ func TestArchiveUnarchiveDelete(t *testing.T) {
 		func() error { return s.Delete(id) },
 		func() error { _, err := s.Archive(id); return err },
 		func() error { _, err := s.Unarchive(id); return err },
-		func() error { _, err := s.Read(id, ReadOptions{}); return err },
+		func() error { _, err := s.Read(ctx, id, ReadOptions{}); return err },
 		func() error { return s.SetName(ctx, id, "x") },
 	} {
 		if err := op(); !errors.Is(err, ErrNotFound) {
@@ -265,5 +265,53 @@ func TestForkAfterRollbackKeepsRollbackBeforeCut(t *testing.T) {
 	}
 	if _, err := s.Fork(ctx, ForkOptions{SourceID: "t-fr", LastTurnID: "d"}); !errors.Is(err, ErrTurnNotFound) {
 		t.Fatalf("fork to a rolled back turn: %v", err)
+	}
+}
+
+// gatedFile holds every write until gate is closed.
+type gatedFile struct {
+	*os.File
+	gate chan struct{}
+}
+
+func (g gatedFile) Write(b []byte) (int, error) {
+	<-g.gate
+	return g.File.Write(b)
+}
+
+func TestReadOfLoadedThreadSeesQueuedRecords(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	gate := make(chan struct{})
+	s.cfg.open = func(path string, create bool) (appendFile, error) {
+		f, err := openAppend(path, create)
+		if err != nil {
+			return nil, err
+		}
+		return gatedFile{File: f.(*os.File), gate: gate}, nil
+	}
+	r, _ := s.Create(testMeta("t-queued", baseTime))
+	defer r.Close(ctx)
+	recordTurn(t, r, turnScript{id: "t1", prompt: "queued", end: "completed"})
+	// The writer has created the file but its write is held.
+	for !r.Materialized() {
+		time.Sleep(time.Millisecond)
+	}
+	got := make(chan *Thread, 1)
+	go func() {
+		th, err := s.Read(ctx, "t-queued", ReadOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- th
+	}()
+	select {
+	case th := <-got:
+		t.Fatalf("Read returned before the queued records were written: %d turns", len(th.Turns))
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(gate)
+	if th := <-got; th == nil || len(th.Turns) != 1 || th.Preview != "queued" {
+		t.Fatalf("Read of a loaded thread: %+v", th)
 	}
 }
