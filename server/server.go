@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"sync"
 	"time"
@@ -236,11 +237,27 @@ func (s *Server) Listen(ctx context.Context, urls []string) error {
 		}
 		bound = append(bound, boundListener{ep: ep, l: l})
 		s.log.Info("listening on "+l.URL(), zap.String("url", l.URL()))
+		if ep.Kind == transport.KindWS && !loopbackAddr(ep.Addr) {
+			s.log.Warn("listening on a non-loopback address without authentication: anyone who can reach it can act as a client", zap.String("url", l.URL()))
+		}
 	}
 	s.mu.Lock()
 	s.listeners = append(s.listeners, bound...)
 	s.mu.Unlock()
 	return nil
+}
+
+// loopbackAddr reports whether host:port names a loopback host.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Serve serves the bound listeners until ctx ends or stdin closes (when

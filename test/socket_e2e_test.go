@@ -46,6 +46,20 @@ func TestWebSocketProbesOriginAndHost(t *testing.T) {
 	// After all that, the listener still serves.
 	c := d.DialWS(WSOptions{})
 	c.Initialize("after", nil)
+	if d.HasLog(LogMsg("non-loopback")) {
+		t.Errorf("loopback listener warned as non-loopback")
+	}
+}
+
+// A listener on all interfaces works but is logged as unauthenticated;
+// the Host check accepts the address the connection arrived on.
+func TestNonLoopbackListenerWarns(t *testing.T) {
+	d := Start(t, Options{Listen: []string{"ws://0.0.0.0:0"}})
+	d.WaitLog(LogMsg("non-loopback address without authentication"))
+	_, port, _ := net.SplitHostPort(d.WSAddr())
+	if got := d.HTTPGet("/readyz", map[string]string{"Host": "127.0.0.1:" + port}); got != 200 {
+		t.Fatalf("readyz %d", got)
+	}
 }
 
 // One message per text frame; binary frames are ignored; a frame that is
