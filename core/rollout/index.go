@@ -52,13 +52,14 @@ type index struct {
 	cachePath  string
 	warn       func(string)
 
-	mu       sync.Mutex
-	loaded   bool
-	entries  map[string]*entry
-	byID     map[string]*entry
-	byIno    map[uint64]*entry
-	dirs     map[string]*dirState
-	dirty    map[string]bool
+	mu      sync.Mutex
+	loaded  bool
+	entries map[string]*entry
+	byID    map[string]*entry
+	byIno   map[uint64]*entry
+	dirs    map[string]*dirState
+	// changed holds, during a refresh, the paths marked dirty before it.
+	changed  map[string]bool
 	gen      uint64
 	lastFull time.Time
 	// revalidating is set while a background re-stat of every file runs.
@@ -67,6 +68,12 @@ type index struct {
 	bg           sync.WaitGroup
 	// unsaved says the entries changed since the cache was written.
 	unsaved bool
+
+	// dirtyMu guards dirty, the paths changed since the last refresh. It
+	// is not mu: a recorder's writer marks its file without waiting for a
+	// refresh in progress.
+	dirtyMu sync.Mutex
+	dirty   map[string]bool
 
 	saver *cacheSaver
 }
@@ -106,9 +113,18 @@ func (x *index) warmUp() {
 
 // touch records that this process changed path.
 func (x *index) touch(path string) {
-	x.mu.Lock()
+	x.dirtyMu.Lock()
 	x.dirty[path] = true
-	x.mu.Unlock()
+	x.dirtyMu.Unlock()
+}
+
+// takeDirty returns the paths marked since the last call.
+func (x *index) takeDirty() map[string]bool {
+	x.dirtyMu.Lock()
+	defer x.dirtyMu.Unlock()
+	d := x.dirty
+	x.dirty = map[string]bool{}
+	return d
 }
 
 // pathOf returns the path the index last saw for a thread, "" if none.
@@ -168,6 +184,7 @@ func (x *index) refreshLocked() {
 		x.startRevalidation()
 	}
 	x.gen++
+	x.changed = x.takeDirty()
 	var jobs []*scanJob
 	x.walk(filepath.Join(x.home, SessionsDir), false, full, now, &jobs)
 	x.walk(filepath.Join(x.home, ArchivedDir), true, full, now, &jobs)
@@ -189,7 +206,7 @@ func (x *index) refreshLocked() {
 			delete(x.dirs, p)
 		}
 	}
-	clear(x.dirty)
+	x.changed = nil
 	if changed && x.saver != nil {
 		x.unsaved = true
 		x.saver.kick()
@@ -234,7 +251,7 @@ func (x *index) visit(p string, archived, full bool, now time.Time, jobs *[]*sca
 	// A file modified within mtimeSlack may have been read while another
 	// process was still writing it: it is checked again until it settles.
 	settled := e != nil && now.UnixNano()-e.ModNs >= int64(mtimeSlack)
-	if settled && !full && !x.dirty[p] {
+	if settled && !full && !x.changed[p] {
 		e.seen = x.gen
 		return
 	}
@@ -376,11 +393,11 @@ func (x *index) startRevalidation() {
 				changed = append(changed, k.path)
 			}
 		}
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		x.revalidating = false
 		for _, p := range changed {
-			x.dirty[p] = true
+			x.touch(p)
 		}
+		x.mu.Lock()
+		x.revalidating = false
+		x.mu.Unlock()
 	}()
 }

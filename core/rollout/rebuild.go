@@ -1,96 +1,14 @@
 package rollout
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 )
-
-// TurnStatus is the status of a rebuilt turn, as the protocol names it.
-type TurnStatus string
-
-const (
-	TurnCompleted   TurnStatus = "completed"
-	TurnInterrupted TurnStatus = "interrupted"
-	TurnFailed      TurnStatus = "failed"
-	TurnInProgress  TurnStatus = "inProgress"
-)
-
-// Turn is one turn of the public view, rebuilt from the rollout.
-type Turn struct {
-	ID     string
-	Kind   core.TurnKind
-	Status TurnStatus
-	// Error is why a failed turn failed.
-	Error       *core.TurnError
-	StartedAt   time.Time
-	CompletedAt time.Time // zero when the turn never ended
-	Duration    time.Duration
-	// Items are the turn's items in the order they started, each in its
-	// last recorded state. ItemTimes[i] belongs to Items[i].
-	Items     []core.TurnItem
-	ItemTimes []ItemTimes
-}
-
-// ItemTimes are when an item started and completed (millisecond precision;
-// CompletedAt is zero for an item that never completed).
-type ItemTimes struct {
-	StartedAt   time.Time
-	CompletedAt time.Time
-}
-
-// TokenUsage is the last token accounting of a thread and the turn it
-// belongs to.
-type TokenUsage struct {
-	TurnID string
-	Info   core.TokenUsageInfo
-}
-
-// Thread is everything rebuilt from one rollout file.
-type Thread struct {
-	Meta     SessionMeta
-	Path     string
-	Archived bool
-	Name     string
-	// Preview is the text of the first user message ("" before one).
-	Preview   string
-	CreatedAt time.Time
-	// UpdatedAt is the file's modification time.
-	UpdatedAt time.Time
-	// History is the model history: response items in order, after
-	// compactions and rollbacks.
-	History []model.ResponseItem
-	Turns   []Turn
-	// TokenUsage is the last recorded usage, nil when none.
-	TokenUsage *TokenUsage
-	// TurnContext is the last recorded turn context, nil when none.
-	TurnContext *TurnContext
-	// LastTurnFailed reports that the last turn failed: the thread shows
-	// systemError until its next turn starts.
-	LastTurnFailed bool
-	// Warnings list the records that were skipped (torn or unreadable).
-	Warnings []string
-}
-
-// ReadOptions tune ReadThread.
-type ReadOptions struct {
-	// RunningTurnID names the turn a loaded thread is running: if it is
-	// the last turn and has not ended, it is reported inProgress rather
-	// than interrupted.
-	RunningTurnID string
-	// SkipHistory leaves Thread.History nil, for views that only need
-	// turns and metadata.
-	SkipHistory bool
-}
 
 // ReadThread rebuilds a thread from its rollout file. It never refuses a
 // thread because of damaged records: torn and unreadable lines are skipped
@@ -164,100 +82,6 @@ type rebuilder struct {
 
 func newRebuilder(path string, opts ReadOptions) *rebuilder {
 	return &rebuilder{path: path, opts: opts, t: Thread{Path: path}, byID: map[string]*turnState{}}
-}
-
-// record is one decoded line, ready to be folded into the state.
-type record struct {
-	typ    string
-	turnID string
-	at     time.Time
-	// One of these is set, by typ.
-	meta      *wireMeta
-	item      model.ResponseItem
-	compacted *wireCompacted
-	tc        *TurnContext
-	name      *string
-	rollback  int
-	msg       core.EventMsg
-	// started is an itemStarted event, kept undecoded: most items
-	// complete later, and only the completed state is shown.
-	started *startedItem
-}
-
-type startedItem struct {
-	id  string
-	raw []byte
-}
-
-// decodeRecord decodes one line. It is a pure function of its input, so
-// the lines of a long thread are decoded in parallel; the result owns no
-// part of b.
-func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
-	l, err := parseLine(b, ids)
-	if err != nil {
-		return record{}, err
-	}
-	r := record{typ: l.Type, turnID: l.TurnID, at: l.time()}
-	switch l.Type {
-	case LineSessionMeta:
-		var w wireMeta
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return record{}, err
-		}
-		r.meta = &w
-	case LineResponseItem:
-		if opts.SkipHistory {
-			break
-		}
-		if r.item, err = model.ParseResponseItem(l.Payload); err != nil {
-			return record{}, err
-		}
-	case LineCompacted:
-		var w wireCompacted
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return record{}, err
-		}
-		r.compacted = &w
-	case LineTurnContext:
-		var w wireTurnContext
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return record{}, err
-		}
-		tc := w.turnContext()
-		r.tc = &tc
-	case LineThreadName:
-		var w wireThreadName
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return record{}, err
-		}
-		r.name = &w.Name
-	case LineRollback:
-		var w wireRollback
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
-			return record{}, err
-		}
-		r.rollback = w.NumTurns
-	case LineEventMsg:
-		if typ, _ := peekType(l.Payload); typ == evItemStarted {
-			raw, err := itemOfEvent(typ, l.Payload)
-			if err != nil {
-				return record{}, err
-			}
-			id, err := peekItemID(raw)
-			if err != nil {
-				return record{}, err
-			}
-			r.started = &startedItem{id: id, raw: bytes.Clone(raw)}
-			break
-		}
-		r.msg, err = UnmarshalEvent(l.Payload)
-		if errors.Is(err, ErrUnknownType) {
-			r.msg = nil // written by a newer version: skipped
-		} else if err != nil {
-			return record{}, err
-		}
-	}
-	return r, nil
 }
 
 // fold applies a decoded record to the state.
@@ -357,66 +181,6 @@ func (rb *rebuilder) turn(id string, at time.Time) *turnState {
 	return ts
 }
 
-// put adds an item or replaces the earlier state of the same item.
-// put records an item's completed state, in the place of its started
-// state when there was one.
-func (ts *turnState) put(it core.TurnItem, at time.Time) {
-	id := it.ItemID()
-	if i, ok := ts.itemIdx[id]; ok && id != "" {
-		ts.Items[i] = it
-		ts.ItemTimes[i].CompletedAt = at
-		delete(ts.pending, i)
-		return
-	}
-	ts.add(id, it, ItemTimes{StartedAt: at, CompletedAt: at})
-}
-
-// putStarted records an item's start, keeping its state undecoded until
-// finish shows it is needed.
-func (ts *turnState) putStarted(s *startedItem, at time.Time) {
-	if _, ok := ts.itemIdx[s.id]; ok && s.id != "" {
-		return
-	}
-	if ts.pending == nil {
-		ts.pending = map[int][]byte{}
-	}
-	ts.pending[len(ts.Items)] = s.raw
-	ts.add(s.id, nil, ItemTimes{StartedAt: at})
-}
-
-func (ts *turnState) add(id string, it core.TurnItem, times ItemTimes) {
-	if ts.itemIdx == nil {
-		ts.itemIdx = map[string]int{}
-	}
-	ts.itemIdx[id] = len(ts.Items)
-	ts.Items = append(ts.Items, it)
-	ts.ItemTimes = append(ts.ItemTimes, times)
-}
-
-// decodePending decodes the items that started and never completed; one
-// that cannot be decoded is dropped (with a warning, unless it is a kind
-// of a newer version).
-func (ts *turnState) decodePending(warn func(string)) {
-	if len(ts.pending) == 0 {
-		return
-	}
-	items, times := ts.Items[:0], ts.ItemTimes[:0]
-	for i, it := range ts.Items {
-		if raw, ok := ts.pending[i]; ok {
-			var err error
-			if it, err = UnmarshalItem(raw); err != nil {
-				if !errors.Is(err, ErrUnknownType) {
-					warn(fmt.Sprintf("turn %s: started item skipped: %v", ts.ID, err))
-				}
-				continue
-			}
-		}
-		items = append(items, it)
-		times = append(times, ts.ItemTimes[i])
-	}
-	ts.Items, ts.ItemTimes, ts.pending = items, times, nil
-}
-
 // rollback drops the last n user turns (compaction turns are not counted,
 // but are dropped with the user turns around them) together with their
 // history items, usage and view.
@@ -499,73 +263,6 @@ func (rb *rebuilder) finish() *Thread {
 		t.TokenUsage = &u
 	}
 	return t
-}
-
-// settleItems fixes items a finished turn left open: a crash or an abort
-// can leave an item started and never completed. A tool item is reported
-// failed rather than running forever; a message or reasoning item that
-// never received its content is dropped.
-func (ts *turnState) settleItems() {
-	items, times := ts.Items[:0], ts.ItemTimes[:0]
-	for i, it := range ts.Items {
-		if ts.ItemTimes[i].CompletedAt.IsZero() {
-			var keep bool
-			it, keep = settle(it)
-			if !keep {
-				continue
-			}
-		}
-		items = append(items, it)
-		times = append(times, ts.ItemTimes[i])
-	}
-	ts.Items, ts.ItemTimes = items, times
-}
-
-func settle(it core.TurnItem) (core.TurnItem, bool) {
-	switch v := it.(type) {
-	case core.CommandExecutionItem:
-		if v.Status == core.StatusInProgress {
-			v.Status = core.StatusFailed
-		}
-		return v, true
-	case core.FileChangeItem:
-		if v.Status == core.StatusInProgress {
-			v.Status = core.StatusFailed
-		}
-		return v, true
-	case core.DynamicToolCallItem:
-		if v.Status == core.StatusInProgress {
-			v.Status = core.StatusFailed
-		}
-		return v, true
-	case core.AgentMessageItem:
-		return v, v.Text != ""
-	case core.ReasoningItem:
-		return v, len(v.Summary) > 0 || len(v.Content) > 0
-	}
-	return it, true
-}
-
-// previewOf is the text of the first user message of the turns.
-func previewOf(turns []Turn) string {
-	for _, t := range turns {
-		for _, it := range t.Items {
-			if um, ok := it.(core.UserMessageItem); ok {
-				return userText(um)
-			}
-		}
-	}
-	return ""
-}
-
-func userText(um core.UserMessageItem) string {
-	var parts []string
-	for _, in := range um.Content {
-		if in.Kind == core.InputText && in.Text != "" {
-			parts = append(parts, in.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func orTime(t, fallback time.Time) time.Time {

@@ -123,7 +123,7 @@ func (r *Recorder) RecordTurnContext(turnID string, tc TurnContext) {
 // rebuilt, the history recorded before it is replaced by
 // c.ReplacementHistory.
 func (r *Recorder) RecordCompaction(turnID string, c Compaction) {
-	r.sendLine(turnID, LineCompacted, wireCompacted{Message: c.Message, ReplacementHistory: c.ReplacementHistory}, false)
+	r.sendLine(turnID, LineCompacted, wireCompacted(c), false)
 }
 
 // SetName records the thread's name ("" clears it) and returns once it is
