@@ -136,9 +136,13 @@ type OpInjectItems struct {
 	Items []model.ResponseItem
 }
 
-// OpRollback drops the last NumTurns turns from the model context.
+// OpRollback drops the last NumTurns turns from the model context. When
+// History is set it is the history after the rollback, rebuilt by the
+// caller (from the rollout, which knows the turns of a resumed thread);
+// otherwise the core drops the turns it recorded itself.
 type OpRollback struct {
 	NumTurns int
+	History  []model.ResponseItem
 }
 
 // OpShutdown ends the session: the running turn is aborted, the sink is

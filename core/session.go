@@ -451,7 +451,11 @@ func (s *Session) handle(q queued) bool {
 			reject(RejectInvalid, "numTurns must be at least 1")
 			return false
 		}
-		s.hist.dropLastTurns(op.NumTurns)
+		if op.History != nil {
+			s.hist.replace("", op.History)
+		} else {
+			s.hist.dropLastTurns(op.NumTurns)
+		}
 		ok(AckDone, "")
 	case OpShutdown:
 		if t := s.active; t != nil {

@@ -99,7 +99,7 @@ func (a *app) load(id string, st threadSettings, tools []core.DynamicToolSpec, r
 	cfg.Originator = meta.originator
 	cfg.History = history
 	if rec != nil {
-		cfg.Sink = rec
+		cfg.Sink = rolloutSink{rec}
 	}
 	sess, err := core.NewSession(cfg)
 	if err != nil {

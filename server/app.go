@@ -147,6 +147,7 @@ func (s *Server) registerApp() {
 		return
 	}
 	a.registerThreadAPI()
+	a.registerThreadStoreAPI()
 	a.registerTurnAPI()
 	a.registerClientSupportAPI()
 }

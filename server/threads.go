@@ -316,6 +316,13 @@ func (t *thread) resolvedLocked(callID string) {
 // subscribe adds c as a subscriber and re-sends it the requests still
 // pending. It reports whether c was already subscribed.
 func (t *thread) subscribe(c *Conn) bool {
+	was := t.subscribeQuiet(c)
+	t.replayPending(c)
+	return was
+}
+
+// subscribeQuiet adds c as a subscriber without re-sending anything.
+func (t *thread) subscribeQuiet(c *Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.subs[c]; ok {
@@ -324,10 +331,20 @@ func (t *thread) subscribe(c *Conn) bool {
 	t.subs[c] = &subscriber{conn: c}
 	t.stopUnloadTimerLocked()
 	c.OnClose(func() { t.unsubscribe(c) })
+	return false
+}
+
+// replayPending sends c the server requests still waiting for an answer,
+// in the order they were made.
+func (t *thread) replayPending(c *Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.subs[c]; !ok {
+		return
+	}
 	for _, r := range t.proj.PendingRequests() {
 		t.sendRequestLocked(r, c)
 	}
-	return false
 }
 
 // unsubscribe removes c; it reports whether c was subscribed.
