@@ -9,9 +9,8 @@ STATICCHECK_VERSION := v0.8.2
 # (<home>/app-server-control/app-server-control.sock).
 RUN_LISTEN ?= --listen ws://127.0.0.1:4500 --listen unix://
 FUZZTIME ?= 10s
-# Where `make schema` writes the stable and experimental JSON Schema.
-SCHEMA_STABLE ?= schema/stable
-SCHEMA_EXPERIMENTAL ?= schema/experimental
+# Where `make schema` writes stable.schemas.json and experimental.schemas.json.
+SCHEMA_DIR ?= schema
 
 .PHONY: build run test race bench fuzz lint fmt vet staticcheck schema clean
 
@@ -51,8 +50,8 @@ $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 schema: build
-	bin/agentd schema --out $(SCHEMA_STABLE)
-	bin/agentd schema --experimental --out $(SCHEMA_EXPERIMENTAL)
+	bin/agentd schema --out $(SCHEMA_DIR)
+	bin/agentd schema --experimental --out $(SCHEMA_DIR)
 
 clean:
 	rm -rf bin

@@ -1,12 +1,16 @@
 package main
 
-import "errors"
+import (
+	"os"
 
-// TODO(schema): replace with schema.Write from
-// github.com/agentd-dev/agentd/schema once that package exports
-// Write(dir string, experimental bool) error.
+	"github.com/agentd-dev/agentd/schema"
+)
+
 func init() {
 	writeSchema = func(dir string, experimental bool) error {
-		return errors.New("schema generation is not built into this binary yet")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return schema.Write(dir, experimental)
 	}
 }
