@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 var (
@@ -61,14 +62,17 @@ type outbox struct {
 	ready chan struct{} // 1-buffered: "there is something to take"
 
 	// mu guards the fields that follow.
-	mu        sync.Mutex
-	q         []outMsg
-	inBatch   int  // messages the writer took and may still be writing
-	behind    bool // see the type's doc
-	closed    bool
-	space     chan struct{} // closed and replaced when room appears
-	waiting   int           // pushers waiting for room
-	coalesced uint64
+	mu      sync.Mutex
+	q       []outMsg
+	inBatch int  // messages the writer took and may still be writing
+	behind  bool // see the type's doc
+	closed  bool
+	space   chan struct{} // closed and replaced when room appears
+	waiting int           // pushers waiting for room
+
+	// coalesced counts merged notifications; written under mu, read
+	// without it.
+	coalesced atomic.Uint64
 }
 
 func newOutbox(limit int, wait bool) *outbox {
@@ -151,7 +155,7 @@ func (o *outbox) mergeLastLocked(m outMsg) bool {
 	if !last.merged.add(m.params()) {
 		return false
 	}
-	o.coalesced++
+	o.coalesced.Add(1)
 	return true
 }
 
@@ -234,8 +238,4 @@ func (o *outbox) abort() {
 }
 
 // coalescedCount reports how many notifications were merged away.
-func (o *outbox) coalescedCount() uint64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.coalesced
-}
+func (o *outbox) coalescedCount() uint64 { return o.coalesced.Load() }
