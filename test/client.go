@@ -328,7 +328,13 @@ func (c *Client) ReadUntilTimeout(pred func(Message) bool, timeout time.Duration
 // QuietWindow.
 func (c *Client) AssertNoMessage() {
 	c.t.Helper()
-	time.Sleep(QuietWindow)
+	c.AssertNoMessageFor(QuietWindow)
+}
+
+// AssertNoMessageFor fails if a message is queued or arrives within window.
+func (c *Client) AssertNoMessageFor(window time.Duration) {
+	c.t.Helper()
+	time.Sleep(window)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.queue) > 0 {
