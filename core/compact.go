@@ -40,6 +40,35 @@ func (s *Session) runCompactTurn(t *turn) {
 	s.endTurn(t, "", nil)
 }
 
+// compactInTurn compacts the history in the middle of a regular turn, as
+// a contextCompaction item of that turn.
+func (s *Session) compactInTurn(t *turn) error {
+	item := ContextCompactionItem{ID: newItemID()}
+	s.emit(t.subID, t.id, ItemStarted{Item: item})
+	replacement, err := s.compact(t)
+	if err != nil {
+		return err
+	}
+	s.emit(t.subID, t.id, ItemCompleted{Item: item})
+	s.emit(t.subID, t.id, ContextCompacted{Replacement: replacement})
+	return nil
+}
+
+// nearContextLimit reports whether the last response filled the context
+// up to the auto-compaction limit.
+func (s *Session) nearContextLimit() bool {
+	limit := s.cfg.AutoCompactTokens
+	if limit == 0 && s.cfg.ContextWindow > 0 {
+		limit = s.cfg.ContextWindow * 9 / 10
+	}
+	return limit > 0 && s.lastUsage.TotalTokens >= limit
+}
+
+func isContextWindowExceeded(err error) bool {
+	var me *model.Error
+	return errors.As(err, &me) && me.Kind == model.ErrContextWindowExceeded
+}
+
 // compact asks for a summary and swaps the history. It returns the new
 // history.
 func (s *Session) compact(t *turn) ([]model.ResponseItem, error) {

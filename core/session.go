@@ -35,6 +35,10 @@ type Config struct {
 	StreamMaxRetries int
 	// ContextWindow is the model's context window in tokens, 0 if unknown.
 	ContextWindow int64
+	// AutoCompactTokens compacts the history inside a turn once a model
+	// response used this many tokens; 0 means 90% of ContextWindow (and
+	// never when that is unknown), -1 never.
+	AutoCompactTokens int64
 
 	Cwd            string
 	ApprovalPolicy policy.ApprovalPolicy
@@ -145,6 +149,9 @@ type Session struct {
 	loopDone   chan struct{}
 	stopOnce   sync.Once
 	tokenTotal model.TokenUsage
+	// lastUsage is the usage of the last model response (its total is
+	// about the size of the context).
+	lastUsage model.TokenUsage
 }
 
 // NewSession starts a session and emits SessionConfigured.

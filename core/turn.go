@@ -225,6 +225,7 @@ func (s *Session) runRegularTurn(t *turn, first steerInput) {
 	}
 	var last string
 	rerouted := false
+	retriedAfterCompaction := false
 	for {
 		if t.ctx.Err() != nil {
 			break
@@ -237,8 +238,21 @@ func (s *Session) runRegularTurn(t *turn, first steerInput) {
 			if t.ctx.Err() != nil {
 				break
 			}
+			// The context is too long: compact once and try again.
+			if isContextWindowExceeded(err) && !retriedAfterCompaction {
+				retriedAfterCompaction = true
+				if s.compactInTurn(t) == nil {
+					continue
+				}
+			}
 			s.endTurn(t, last, turnErrorFrom(err))
 			return
+		}
+		if res.followUp && s.nearContextLimit() {
+			if err := s.compactInTurn(t); err != nil && t.ctx.Err() == nil {
+				s.endTurn(t, last, turnErrorFrom(err))
+				return
+			}
 		}
 		if steers := t.takeSteers(); len(steers) > 0 {
 			for _, in := range steers {
@@ -437,6 +451,7 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 	if completed != nil {
 		if completed.Usage != nil {
 			s.tokenTotal = s.tokenTotal.Add(*completed.Usage)
+			s.lastUsage = *completed.Usage
 			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
 				Total:              s.tokenTotal,
 				Last:               *completed.Usage,
