@@ -38,3 +38,15 @@ func TestSchemaCommand(t *testing.T) {
 		t.Fatalf("schema without --out: %v %s", err, out)
 	}
 }
+
+// agentd app-server is serve under the reference's name, so a client that
+// spawns `codex app-server` can spawn agentd instead.
+func TestAppServerAlias(t *testing.T) {
+	d := Start(t, Options{Command: "app-server"})
+	c := d.Stdio()
+	c.Initialize("alias", nil)
+	d.CloseStdin()
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
