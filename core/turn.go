@@ -351,7 +351,13 @@ func (s *Session) retrying(t *turn, attempt func() error) error {
 		if delay == 0 {
 			delay = backoff(n)
 		}
-		_, status := errorKindOf(me)
+		kind, status := errorKindOf(me)
+		if kind == KindInternalServerError {
+			// The reference reports a 5xx as a condition of its own,
+			// without a status, and its retry notices say so too
+			// (httpStatusCode null); clients see the same as from it.
+			status = 0
+		}
 		s.emit(t.subID, t.id, StreamError{
 			Message:    fmt.Sprintf("Reconnecting... %d/%d", n, maxRetries),
 			Attempt:    n,
