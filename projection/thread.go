@@ -280,6 +280,12 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		if _, ok := m.Item.(core.AgentMessageItem); ok && p.turn != nil {
 			p.turn.lastMsg = &item
 		}
+		if r, ok := p.Lookup(id); ok && r.Kind == PatchApproval {
+			// A declined patch clears the flag before its item
+			// completes; a declined command after (the reference's
+			// orders).
+			out = p.settle(out, id)
+		}
 		out = append(out, p.notify("item/completed", protocol.ItemCompletedNotification{
 			Item: item, ThreadID: p.threadID, TurnID: turnID, CompletedAtMs: ms,
 		}))
