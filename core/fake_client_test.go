@@ -36,12 +36,6 @@ func newFakeClient(t *testing.T, scripts ...script) *fakeClient {
 	return &fakeClient{t: t, scripts: scripts, called: make(chan struct{}, 100)}
 }
 
-func (c *fakeClient) push(s ...script) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.scripts = append(c.scripts, s...)
-}
-
 func (c *fakeClient) requests() []*model.Request {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -39,12 +39,6 @@ func (h *history) snapshot() []model.ResponseItem {
 	return out
 }
 
-func (h *history) len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.items)
-}
-
 // replace swaps the whole history (compaction).
 func (h *history) replace(turnID string, items []model.ResponseItem) {
 	h.mu.Lock()

@@ -147,7 +147,6 @@ type Session struct {
 	lastEnv    string
 	shutdown   chan struct{}
 	loopDone   chan struct{}
-	stopOnce   sync.Once
 	tokenTotal model.TokenUsage
 	// lastUsage is the usage of the last model response (its total is
 	// about the size of the context).
