@@ -27,8 +27,15 @@ test:
 race:
 	$(GO) test -count=1 -race ./server/... ./cmd/...
 
+# Micro-benchmarks by time; the end-to-end turn benchmarks (a fresh daemon
+# per op, seconds each) by count. BENCH_COUNT=3 repeats each for ranges.
+BENCH_COUNT ?= 1
+BENCH_E2E := 'Turn20k|DeltaLatency'
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./server/ ./test/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/ ./core/
+	$(GO) test -run '^$$' -bench . -skip $(BENCH_E2E) -benchtime 2s -count $(BENCH_COUNT) ./test/
+	$(GO) test -run '^$$' -bench $(BENCH_E2E) -benchtime 3x -count $(BENCH_COUNT) -timeout 30m ./test/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
