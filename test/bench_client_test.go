@@ -313,13 +313,6 @@ func (c *benchClient) checkText(want string) {
 	}
 }
 
-// resetTurn clears what the reader gathered for a turn.
-func (c *benchClient) resetTurn() {
-	c.text.Reset()
-	c.deltas = 0
-	c.latency = c.latency[:0]
-}
-
 // procCPU returns the CPU time (user+sys) process pid used so far, from
 // /proc/<pid>/stat (clock ticks of 10 ms: USER_HZ is 100 on Linux).
 func procCPU(pid int) (time.Duration, error) {
