@@ -139,7 +139,7 @@ func (a *app) permissionProfileList(context.Context, *Conn, any) (any, error) {
 // turns.
 func (a *app) threadSettingsUpdate(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.ThreadSettingsUpdateParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}

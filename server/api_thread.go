@@ -20,6 +20,11 @@ func (a *app) registerThreadAPI() {
 	a.s.Handle("thread/loaded/list", a.threadLoadedList)
 }
 
+// persistOnStartKey, in thread/start's config, asks for the rollout file
+// to be written at once rather than at the first turn (an agentd
+// extension; see docs/protocol.md).
+const persistOnStartKey = "persist_on_start"
+
 // sessionSource is what app-server threads report as their source, as the
 // reference does.
 const sessionSource = protocol.SessionSourceKind("vscode")
@@ -72,6 +77,15 @@ func (a *app) threadStart(ctx context.Context, c *Conn, params any) (any, error)
 		return nil, err
 	}
 	t.rawEvents = p.ExperimentalRawEvents
+	if persist, _ := p.Config[persistOnStartKey].(bool); persist && rec != nil {
+		// Asked for: the rollout exists from now on, so the thread can be
+		// resumed (even by another process) before its first turn.
+		if err := rec.Persist(ctx); err != nil {
+			a.threads.remove(t)
+			t.shutdown(ctx)
+			return nil, err
+		}
+	}
 	t.subscribe(c)
 	wire := t.wire(false)
 	c.AfterResponse(ctx, func() {
@@ -241,16 +255,28 @@ func (a *app) threadLoadedList(ctx context.Context, c *Conn, params any) (any, e
 	return protocol.ThreadLoadedListResponse{Data: ids}, nil
 }
 
-// loadedThread returns a loaded thread or the reference's error for one
-// that is not: an id that is not a UUID is "invalid thread id".
-func (a *app) loadedThread(id string) (*thread, error) {
+// loadedThread returns a loaded thread, loading a stored one for c
+// (which it subscribes), or the reference's error: an id that is not a
+// UUID is "invalid thread id", one with no thread "thread not found".
+// Loading on demand means a thread unloaded while a client kept it open
+// carries on when that client sends its next turn.
+func (a *app) loadedThread(ctx context.Context, c *Conn, id string) (*thread, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, protocol.InvalidRequest("invalid thread id: %v", err)
 	}
-	t := a.threads.get(id)
-	if t == nil {
+	if t := a.threads.get(id); t != nil {
+		return t, nil
+	}
+	a.loadMu.Lock()
+	defer a.loadMu.Unlock()
+	if t := a.threads.get(id); t != nil {
+		return t, nil
+	}
+	t, _, _, err := a.loadStored(ctx, id, overrides{})
+	if err != nil {
 		return nil, protocol.InvalidRequest("thread not found: %s", id)
 	}
+	t.subscribeQuiet(c)
 	return t, nil
 }
 

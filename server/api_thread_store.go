@@ -212,35 +212,17 @@ func (a *app) threadResume(ctx context.Context, c *Conn, params any) (any, error
 	}
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions}
+	a.loadMu.Lock()
 	if t := a.threads.get(id); t != nil {
+		a.loadMu.Unlock()
 		return a.joinLoaded(ctx, c, t, ov, p.ExcludeTurns)
 	}
-	if _, err := checkID(id); err != nil {
-		return nil, protocol.InvalidRequest("no rollout found for thread id %s", id)
-	}
-	rt, err := a.store.Read(ctx, id, rollout.ReadOptions{})
-	if err != nil {
-		return nil, storeErr(id, err)
-	}
-	st, err := a.apply(a.storedSettings(rt), ov)
+	t, rt, st, err := a.loadStored(ctx, id, ov)
+	a.loadMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	rec, err := a.store.Reopen(id)
-	if err != nil {
-		return nil, storeErr(id, err)
-	}
-	status := protocol.StatusIdle()
-	if rt.LastTurnFailed {
-		status = protocol.StatusSystemError()
-	}
-	meta := metaOf(rt)
-	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
-	t, err := a.load(id, st, nil, rec, meta, rt.History, status)
-	if err != nil {
-		rec.Close(ctx)
-		return nil, err
-	}
+	status := t.status()
 	// The reference sends these before the result: the notice when every
 	// turn is sent, then the thread's status.
 	if !p.ExcludeTurns {
@@ -263,6 +245,38 @@ func (a *app) threadResume(ctx context.Context, c *Conn, params any) (any, error
 		release()
 	})
 	return resp, nil
+}
+
+// loadStored loads a stored thread: its history for the model, its
+// settings (the last turn's, changed by ov), its rollout reopened.
+func (a *app) loadStored(ctx context.Context, id string, ov overrides) (*thread, *rollout.Thread, threadSettings, error) {
+	if _, err := checkID(id); err != nil {
+		return nil, nil, threadSettings{}, protocol.InvalidRequest("no rollout found for thread id %s", id)
+	}
+	rt, err := a.store.Read(ctx, id, rollout.ReadOptions{})
+	if err != nil {
+		return nil, nil, threadSettings{}, storeErr(id, err)
+	}
+	st, err := a.apply(a.storedSettings(rt), ov)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	rec, err := a.store.Reopen(id)
+	if err != nil {
+		return nil, nil, st, storeErr(id, err)
+	}
+	status := protocol.StatusIdle()
+	if rt.LastTurnFailed {
+		status = protocol.StatusSystemError()
+	}
+	meta := metaOf(rt)
+	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
+	t, err := a.load(id, st, nil, rec, meta, rt.History, status)
+	if err != nil {
+		rec.Close(ctx)
+		return nil, nil, st, err
+	}
+	return t, rt, st, nil
 }
 
 // joinLoaded subscribes c to a thread that is already loaded (a second
@@ -650,7 +664,7 @@ func (a *app) threadNameSet(ctx context.Context, c *Conn, params any) (any, erro
 
 func (a *app) threadCompact(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.ThreadIDParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
@@ -665,7 +679,7 @@ func (a *app) threadCompact(ctx context.Context, c *Conn, params any) (any, erro
 
 func (a *app) threadShellCommand(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.ThreadShellCommandParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
@@ -687,7 +701,7 @@ func (a *app) threadShellCommand(ctx context.Context, c *Conn, params any) (any,
 
 func (a *app) threadInjectItems(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.ThreadInjectItemsParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
@@ -713,7 +727,7 @@ func (a *app) threadInjectItems(ctx context.Context, c *Conn, params any) (any, 
 // model context, recorded as a rollback marker.
 func (a *app) threadRevert(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.ThreadRevertParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func inProgressTurn(id string) protocol.Turn {
 
 func (a *app) turnStart(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.TurnStartParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (a *app) turnStart(ctx context.Context, c *Conn, params any) (any, error) {
 
 func (a *app) turnSteer(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.TurnSteerParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (a *app) turnSteer(ctx context.Context, c *Conn, params any) (any, error) {
 
 func (a *app) turnInterrupt(ctx context.Context, c *Conn, params any) (any, error) {
 	p := params.(*protocol.TurnInterruptParams)
-	t, err := a.loadedThread(p.ThreadID)
+	t, err := a.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}

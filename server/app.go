@@ -27,6 +27,9 @@ type app struct {
 	cwd string
 
 	threads *registry
+	// loadMu serialises loading stored threads, so one is never loaded
+	// twice.
+	loadMu sync.Mutex
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex

@@ -110,6 +110,7 @@ type thread struct {
 	// unloadTimer fires when the thread has had no subscriber and no
 	// activity for the unload delay.
 	unloadTimer *time.Timer
+	turnRunning bool
 	closed      bool
 	pumpDone    chan struct{}
 }
@@ -145,6 +146,9 @@ func newThread(a *app, id string, sess *core.Session, rec *rollout.Recorder, met
 		pumpDone: make(chan struct{}),
 	}
 	t.cond = sync.NewCond(&t.mu)
+	t.mu.Lock()
+	t.armUnloadLocked()
+	t.mu.Unlock()
 	go t.pump()
 	return t
 }
@@ -182,11 +186,11 @@ func (t *thread) observe(ev core.Event) {
 		t.meta.effort = m.Context.Effort
 		t.meta.cwd = m.Context.Cwd
 		t.stopUnloadTimerLocked()
+		t.turnRunning = true
 	case core.TurnComplete, core.TurnAborted:
 		t.meta.updatedAt = ev.Time
-		if len(t.subs) == 0 {
-			t.startUnloadTimerLocked()
-		}
+		t.turnRunning = false
+		t.armUnloadLocked()
 	}
 }
 
@@ -329,7 +333,7 @@ func (t *thread) subscribeQuiet(c *Conn) bool {
 		return true
 	}
 	t.subs[c] = &subscriber{conn: c}
-	t.stopUnloadTimerLocked()
+	t.armUnloadLocked()
 	c.OnClose(func() { t.unsubscribe(c) })
 	return false
 }
@@ -361,18 +365,28 @@ func (t *thread) unsubscribe(c *Conn) bool {
 			delete(ids, c)
 		}
 	}
-	if len(t.subs) == 0 && t.proj.ActiveTurnID() == "" {
-		t.startUnloadTimerLocked()
-	}
+	t.armUnloadLocked()
 	return true
 }
 
-func (t *thread) startUnloadTimerLocked() {
-	if t.closed {
+// observedUnloadFactor stretches the unload delay of a thread that still
+// has subscribers but no activity: a connection that only watches keeps a
+// thread loaded for a long while, never forever (a later turn/start loads
+// it again).
+const observedUnloadFactor = 8
+
+// armUnloadLocked (re)starts the unload timer of an idle thread: the
+// unload delay without subscribers, observedUnloadFactor times it with.
+// Activity (a turn, a subscriber coming or going) re-arms it.
+func (t *thread) armUnloadLocked() {
+	t.stopUnloadTimerLocked()
+	if t.closed || t.turnRunning {
 		return
 	}
-	t.stopUnloadTimerLocked()
 	delay := t.a.cfg.Server.ThreadUnloadDelay
+	if len(t.subs) > 0 {
+		delay *= observedUnloadFactor
+	}
 	t.unloadTimer = time.AfterFunc(delay, t.unloadIfIdle)
 }
 
@@ -383,11 +397,11 @@ func (t *thread) stopUnloadTimerLocked() {
 	}
 }
 
-// unloadIfIdle unloads the thread if it still has no subscriber and no
-// running turn: thread/status/changed notLoaded, then thread/closed.
+// unloadIfIdle unloads the thread if no turn runs: thread/status/changed
+// notLoaded, then thread/closed, to every connection.
 func (t *thread) unloadIfIdle() {
 	t.mu.Lock()
-	if t.closed || len(t.subs) > 0 || t.proj.ActiveTurnID() != "" {
+	if t.closed || t.turnRunning || t.proj.ActiveTurnID() != "" {
 		t.mu.Unlock()
 		return
 	}

@@ -363,3 +363,50 @@ func TestUnloadAfterIdle(t *testing.T) {
 		t.Fatalf("still loaded: %v", loaded)
 	}
 }
+
+// A turn on a thread that was unloaded loads it again: a client that kept
+// a thread open while it was unloaded carries on.
+func TestTurnStartLoadsStoredThread(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "first"), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "second"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, ""), Config: []string{"server.thread_unload_delay_secs=1"}})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	runTurn(t, c, id, "one")
+	WantResult(t, c.Call("thread/unsubscribe", map[string]any{"threadId": id}))
+	c.ReadUntil(isMethod("thread/closed"))
+	msgs := runTurn(t, c, id, "two")
+	if done := unmarshal(t, msgs[len(msgs)-1].Params); str(done, "turn", "status") != "completed" {
+		t.Fatalf("turn after reload: %v", done)
+	}
+	if users := m.Requests()[1].MessageTexts("user"); !slices.Contains(users, "one") {
+		t.Fatalf("history lost on reload: %q", users)
+	}
+	WantError(t, c.Call("turn/start", map[string]any{"threadId": "01a229d7-3c54-7a24-9c8f-4f1416788822", "input": textInput("x")}),
+		codeInvalidRequest, "thread not found: 01a229d7-3c54-7a24-9c8f-4f1416788822")
+}
+
+// With persist_on_start, a thread with no turn can be resumed after a
+// restart.
+func TestPersistOnStart(t *testing.T) {
+	home := shortTempDir(t)
+	d := Start(t, Options{Home: home})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir(), "config": map[string]any{"persist_on_start": true}})
+	plain := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	d.CloseStdin()
+	d.Wait()
+	d2 := Start(t, Options{Home: home})
+	c2 := d2.Stdio()
+	c2.Initialize("e2e", nil)
+	res := unmarshal(t, WantResult(t, c2.Call("thread/resume", map[string]any{"threadId": id})))
+	if str(res, "thread", "id") != id {
+		t.Fatalf("resume %v", res)
+	}
+	WantError(t, c2.Call("thread/resume", map[string]any{"threadId": plain}), codeInvalidRequest, "no rollout found for thread id "+plain)
+}
