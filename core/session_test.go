@@ -809,3 +809,36 @@ func TestAllEventMsgsComplete(t *testing.T) {
 		t.Fatalf("AllEventMsgs = %v\nevent.go declares %v", listed, declared)
 	}
 }
+
+// Stream retries wait 200 ms × 2^(n−1), with a jitter in [0.9, 1.1], or
+// the delay the server asked for.
+func TestRetryBackoffDelays(t *testing.T) {
+	var delays []time.Duration
+	c := newFakeClient(t,
+		script{connectErr: &model.Error{Kind: model.ErrInternalServer, HTTPStatus: 500, Message: "busy"}},
+		script{connectErr: &model.Error{Kind: model.ErrInternalServer, HTTPStatus: 500, Message: "busy"}},
+		script{connectErr: &model.Error{Kind: model.ErrRateLimited, HTTPStatus: 429, Message: "slow down", RetryAfter: 1500 * time.Millisecond}},
+		script{events: textEvents("msg_1", "ok")},
+	)
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.StreamMaxRetries = 3
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			delays = append(delays, d)
+			return nil
+		}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(turnEnded)
+	if len(delays) != 3 {
+		t.Fatalf("delays %v", delays)
+	}
+	for i, base := range []time.Duration{200 * time.Millisecond, 400 * time.Millisecond} {
+		if lo, hi := base*9/10, base*11/10; delays[i] < lo || delays[i] > hi {
+			t.Errorf("retry %d waited %v, want within [%v, %v]", i+1, delays[i], lo, hi)
+		}
+	}
+	if delays[2] != 1500*time.Millisecond {
+		t.Errorf("server-requested delay ignored: %v", delays[2])
+	}
+}

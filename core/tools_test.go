@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
@@ -468,4 +469,71 @@ func TestToolSpecsOffered(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v", names)
 	}
+}
+
+// on-failure: a command the sandbox stops asks to run again without it.
+func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
+	caps := policy.Detect()
+	if !caps.Supports(policy.WorkspaceWrite()) {
+		t.Skipf("no sandbox on this host: %s", caps)
+	}
+	work, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "made")
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "touch "+target, nil))}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy = work, policy.ApprovalOnFailure
+		cfg.Sandbox = policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(isMsg[ExecApprovalRequest])
+	if r := eventsOf[ExecApprovalRequest](evs)[0]; r.Reason == "" {
+		t.Fatalf("retry request without a reason: %+v", r)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("the sandboxed first run wrote outside the roots")
+	}
+	s.Call(ctx10(t), OpExecApproval{CallID: "call_1", Decision: Decision{Kind: DecisionAccept}})
+	evs = col.waitFor(turnEnded)
+	if _, err := os.Stat(target); err != nil {
+		t.Fatalf("the approved rerun did not run: %v", err)
+	}
+	if _, completed := commandItems(evs); len(completed) != 1 || completed[0].Status != StatusCompleted {
+		t.Fatalf("completed = %+v", completed)
+	}
+}
+
+// An interrupt kills a running command and its children.
+func TestInterruptKillsRunningCommand(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "sleep 300 & echo $! > "+pidFile+"; wait", nil))})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalNever, policy.FullAccess()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(isMsg[ExecCommandBegin])
+	var pid string
+	for i := 0; i < 100 && pid == ""; i++ {
+		b, _ := os.ReadFile(pidFile)
+		pid = strings.TrimSpace(string(b))
+		if pid == "" {
+			waitStatus(t, s, StatusRunning)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if pid == "" {
+		t.Fatal("the command did not start its child")
+	}
+	s.Call(ctx10(t), OpInterrupt{})
+	evs := col.waitFor(turnEnded)
+	if _, ok := evs[len(evs)-1].Msg.(TurnAborted); !ok {
+		t.Fatalf("turn ended with %s", typeName(evs[len(evs)-1].Msg))
+	}
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat("/proc/" + pid); err != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("child %s still alive after the interrupt", pid)
 }
