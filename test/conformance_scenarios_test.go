@@ -11,37 +11,33 @@ import (
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
-// The conformance suite replays the reference transcripts against agentd:
-// same client messages, equivalent scripted model replies, and compares
-// what agentd sends with what the reference server sent (see
-// conformance_normalize.go for what is compared and what is dropped).
-
 const (
-	helloText = "Hello from the mock model."
-	// streamCmd prints over about a second, to stderr too, and fails.
-	streamCmd = "for i in 1 2 3; do echo line$i; sleep 0.3; done; echo err >&2; exit 3"
-	addHello  = "*** Begin Patch\n*** Add File: hello.txt\n+hello world\n*** End Patch\n"
-	body400   = `{"error": {"message": "mock bad request: invalid model parameter", "type": "invalid_request_error", "param": null, "code": "invalid_value"}}`
-	body500   = `{"error": {"message": "mock internal error", "type": "server_error"}}`
-	// askedEcho is the reference's echo in a form agentd's policy asks
+	confHello = "Hello from the mock model."
+	// confStreamCmd prints over about a second, to stderr too, and fails.
+	confStreamCmd = "for i in 1 2 3; do echo line$i; sleep 0.3; done; echo err >&2; exit 3"
+	confAddHello  = "*** Begin Patch\n*** Add File: hello.txt\n+hello world\n*** End Patch\n"
+	confBody400   = `{"error": {"message": "mock bad request: invalid model parameter", "type": "invalid_request_error", "param": null, "code": "invalid_value"}}`
+	confBody500   = `{"error": {"message": "mock internal error", "type": "server_error"}}`
+	// confAskedEcho is the reference's echo in a form agentd's policy asks
 	// for under untrusted (see the deviations table).
-	askedEcho = "echo hello-from-shell | tee hello.txt"
+	confAskedEcho = "echo hello-from-shell | tee hello.txt"
 )
 
 // confUsage is what the recording mock reported for every response.
 var confUsage = mockmodel.Usage{Input: 10, Output: 5}
 
-// reply is a complete response with the recording mock's confUsage.
+// confReply is a complete response with the recording mock's usage.
 func confReply(respID string, parts ...mockmodel.Events) mockmodel.Response {
 	all := append([]mockmodel.Events{mockmodel.Created(respID)}, parts...)
 	return mockmodel.SSE(append(all, mockmodel.Completed(respID, confUsage))...)
 }
 
+// confText is the recording mock's plain answer.
 func confText(respID string) mockmodel.Response {
-	return confReply(respID, mockmodel.Text("msg_"+respID, helloText))
+	return confReply(respID, mockmodel.Text("msg_"+respID, confHello))
 }
 
-// ticks is a message streamed slowly by the recording mock; here it
+// confTicks is a message streamed slowly by the recording mock; here it
 // stalls after its first delta until agentd hangs up.
 func confTicks(respID string) mockmodel.Response {
 	var s strings.Builder
@@ -63,6 +59,7 @@ type confScenario struct {
 	allowUnused bool
 }
 
+// confScript is a fixed script without hooks.
 func confScript(rs ...mockmodel.Response) func() ([]mockmodel.Response, func(wireEvent)) {
 	return func() ([]mockmodel.Response, func(wireEvent)) { return rs, nil }
 }
@@ -71,24 +68,24 @@ var confScenarios = []confScenario{
 	{name: "text-turn", model: confScript(confText("resp_1"))},
 	{name: "reasoning-turn", model: confScript(confReply("resp_1",
 		mockmodel.Reasoning("rs_resp_1", []string{"**Thinking** about hello", "second part"}, "raw reasoning"),
-		mockmodel.Text("msg_resp_1", helloText)))},
-	{name: "shell-approval-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", askedEcho)), confText("resp_2"))},
-	{name: "shell-decline-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", streamCmd)), confText("resp_2"))},
-	{name: "shell-noapproval-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", streamCmd)), confText("resp_2"))},
-	{name: "shell-stream-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", streamCmd)), confText("resp_2"))},
-	{name: "patch-turn", model: confScript(confReply("resp_1", mockmodel.ApplyPatch("call_1", addHello)), confText("resp_2"))},
-	{name: "patch-auto-turn", model: confScript(confReply("resp_1", mockmodel.ApplyPatch("call_1", addHello)), confText("resp_2"))},
-	{name: "patch-decline-turn", model: confScript(confReply("resp_1", mockmodel.ApplyPatch("call_1", addHello)), confText("resp_2"))},
+		mockmodel.Text("msg_resp_1", confHello)))},
+	{name: "shell-approval-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", confAskedEcho)), confText("resp_2"))},
+	{name: "shell-decline-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", confStreamCmd)), confText("resp_2"))},
+	{name: "shell-noapproval-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", confStreamCmd)), confText("resp_2"))},
+	{name: "shell-stream-turn", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", confStreamCmd)), confText("resp_2"))},
+	{name: "patch-turn", model: confScript(confReply("resp_1", mockmodel.ApplyPatch("call_1", confAddHello)), confText("resp_2"))},
+	{name: "patch-auto-turn", model: confScript(confReply("resp_1", mockmodel.ApplyPatch("call_1", confAddHello)), confText("resp_2"))},
+	{name: "patch-decline-turn", model: confScript(confReply("resp_1", mockmodel.ApplyPatch("call_1", confAddHello)), confText("resp_2"))},
 	{name: "interrupt-turn", model: confScript(confTicks("resp_1"))},
-	{name: "interrupt-pending-approval", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", askedEcho)))},
-	{name: "failed-400-turn", model: confScript(mockmodel.Status(400, body400))},
+	{name: "interrupt-pending-approval", model: confScript(confReply("resp_1", mockmodel.ExecCommand("call_1", confAskedEcho)))},
+	{name: "failed-400-turn", model: confScript(mockmodel.Status(400, confBody400))},
 	// request_max_retries = stream_max_retries = 1: two attempts of two
 	// requests each.
-	{name: "failed-500-turn", model: confScript(mockmodel.Status(500, body500), mockmodel.Status(500, body500), mockmodel.Status(500, body500), mockmodel.Status(500, body500))},
+	{name: "failed-500-turn", model: confScript(mockmodel.Status(500, confBody500), mockmodel.Status(500, confBody500), mockmodel.Status(500, confBody500), mockmodel.Status(500, confBody500))},
 	{name: "failed-event-turn", model: confScript(
 		mockmodel.SSE(mockmodel.Created("resp_1"), mockmodel.Failed("resp_1", "server_error", "mock response.failed event")),
 		mockmodel.SSE(mockmodel.Created("resp_2"), mockmodel.Failed("resp_2", "server_error", "mock response.failed event")))},
-	{name: "failed-then-ok", model: confScript(mockmodel.Status(400, body400), confText("resp_2"))},
+	{name: "failed-then-ok", model: confScript(mockmodel.Status(400, confBody400), confText("resp_2"))},
 	{name: "steer", file: "threadops.jsonl", untilNote: "shellCommand (no active turn)", model: confSteerModel, allowUnused: true},
 	{name: "dynamic-tool-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "lookup_ticket", `{"id":"ABC-123"}`)), confText("resp_2"))},
 	{name: "user-input-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "request_user_input",
@@ -165,6 +162,13 @@ func confStringAt(m map[string]any, path ...string) string {
 	return s
 }
 
+// TestConformance replays reference transcripts against agentd: the same
+// client messages, each sent once agentd has sent what preceded it in the
+// reference, and equivalent scripted model replies. It compares what
+// agentd sends with what the reference sent (conformance_normalize.go says
+// what is compared and what is dropped), minus the deliberate deviations
+// (conformance_deviations_test.go), and validates every message against
+// the reference schema. Each scenario runs its own daemon and mock.
 func TestConformance(t *testing.T) {
 	for _, sc := range confScenarios {
 		t.Run(sc.name, func(t *testing.T) {
