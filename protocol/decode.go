@@ -516,7 +516,7 @@ func (d *scanner) object(s, common *Shape, skipKey string) error {
 	if common != nil {
 		n += len(common.Fields)
 	}
-	seen := buf[:0]
+	var seen []bool
 	if n <= len(buf) {
 		seen = buf[:n]
 	} else {

@@ -30,9 +30,8 @@ const benchTail = "event: response.completed\n" +
 // deltaBody is a reader of benchHead, n text deltas and benchTail, made
 // without holding n deltas in memory.
 type deltaBody struct {
-	parts []string
-	left  int // deltas still to produce
-	cur   string
+	left int // deltas still to produce
+	cur  string
 }
 
 func newDeltaBody(n int) *deltaBody {
