@@ -1,0 +1,152 @@
+package configedit
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Edit is one change to a document.
+type Edit struct {
+	// KeyPath is the dotted path of the key ("tools.web_search").
+	KeyPath string
+	// Value is the new value as decoded from JSON; nil removes the key.
+	Value any
+	// Upsert merges an object into an existing table (members set to
+	// null are removed); without it the value replaces what was there.
+	Upsert bool
+}
+
+// Result is an edited file.
+type Result struct {
+	// Text is the new file content.
+	Text []byte
+	// Doc is the new document, and Version its version.
+	Doc     map[string]any
+	Version string
+	// InPlace is false when the file had to be written anew from the
+	// document, losing its comments and layout.
+	InPlace bool
+}
+
+// step is an edit with its path split and its value converted.
+type step struct {
+	path   []string
+	value  any
+	upsert bool
+}
+
+// Apply applies edits, in order, to the TOML text src. A malformed src is
+// an error from the TOML decoder; an edit that cannot apply wraps
+// ErrInvalidEdit. Either way nothing is returned.
+func Apply(src []byte, edits []Edit) (*Result, error) {
+	doc, err := Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	want := clone(doc).(map[string]any)
+	steps := make([]step, 0, len(edits))
+	for _, e := range edits {
+		path, err := SplitKeyPath(e.KeyPath)
+		if err != nil {
+			return nil, err
+		}
+		v, err := FromJSON(e.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.KeyPath, err)
+		}
+		if err := applyDoc(want, path, v, e.Upsert); err != nil {
+			return nil, err
+		}
+		steps = append(steps, step{path: path, value: v, upsert: e.Upsert})
+	}
+	res := &Result{Doc: want, Version: Version(want)}
+	if text, err := editText(src, steps); err == nil {
+		// Trust the text only if it reads back as exactly the intended
+		// document.
+		if got, err := Parse(text); err == nil && Equal(got, want) {
+			res.Text, res.InPlace = text, true
+			return res, nil
+		}
+	}
+	text, err := toml.Marshal(want)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidEdit, err)
+	}
+	res.Text = text
+	return res, nil
+}
+
+// applyDoc applies one edit to a document.
+func applyDoc(doc map[string]any, path []string, v any, upsert bool) error {
+	parent := doc
+	for i, k := range path[:len(path)-1] {
+		next, ok := parent[k]
+		if !ok {
+			if v == nil {
+				return nil // nothing to remove
+			}
+			m := map[string]any{}
+			parent[k] = m
+			parent = m
+			continue
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%w: %s is not a table", ErrInvalidEdit, strings.Join(path[:i+1], "."))
+		}
+		parent = m
+	}
+	leaf := path[len(path)-1]
+	if v == nil {
+		delete(parent, leaf)
+		return nil
+	}
+	if upsert {
+		if old, ok := parent[leaf].(map[string]any); ok {
+			if nv, ok := v.(map[string]any); ok {
+				mergeInto(old, nv)
+				return nil
+			}
+		}
+	}
+	parent[leaf] = withoutNulls(v)
+	return nil
+}
+
+// mergeInto merges src into dst: tables merge, null removes, anything
+// else replaces.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		switch {
+		case v == nil:
+			delete(dst, k)
+		default:
+			old, oldIsMap := dst[k].(map[string]any)
+			nv, newIsMap := v.(map[string]any)
+			if oldIsMap && newIsMap {
+				mergeInto(old, nv)
+			} else {
+				dst[k] = withoutNulls(v)
+			}
+		}
+	}
+}
+
+// editText applies the steps to the text in place; errRewrite means one
+// of them cannot be done that way.
+func editText(src []byte, steps []step) ([]byte, error) {
+	text := append([]byte(nil), src...)
+	for _, s := range steps {
+		var err error
+		if text, err = applyStep(text, s.path, s.value, s.upsert); err != nil {
+			return nil, err
+		}
+	}
+	return text, nil
+}
+
+// errRewrite says an edit cannot be made in place.
+var errRewrite = errors.New("configedit: edit needs a rewrite")
