@@ -93,10 +93,14 @@ func (a *app) provider(id string) (model.Provider, bool) {
 	return p, ok
 }
 
-// drain stops every loaded thread (their turns are aborted and their
-// rollouts synced), then the demo model and the store.
+// drain lets running turns finish until ctx (the shutdown deadline) ends,
+// then stops every loaded thread (turns still running are aborted and
+// recorded as such, rollouts synced), then the demo model and the store.
 func (a *app) drain(ctx context.Context) {
-	a.threads.closeAll(ctx)
+	a.threads.waitIdle(ctx)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.threads.closeAll(stopCtx)
 	a.mu.Lock()
 	a.closed = true
 	stop := a.demoEnd
@@ -138,7 +142,6 @@ func (a *app) newSessionConfig(threadID string, p model.Provider) (core.Config, 
 	}, nil
 }
 
-var _ = time.Second
 
 // registerApp creates the thread layer and registers its methods. If the
 // thread store cannot be opened the daemon still serves the handshake, and

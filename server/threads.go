@@ -69,6 +69,23 @@ func (r *registry) all() []*thread {
 	return out
 }
 
+// waitIdle waits until no loaded thread runs a turn, or ctx ends.
+func (r *registry) waitIdle(ctx context.Context) {
+	for _, t := range r.all() {
+		for {
+			st, changed := t.sess.Status()
+			if st == core.StatusIdle || st == core.StatusShutdown {
+				break
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
 // closeAll shuts every loaded thread down (shutdown of the daemon).
 func (r *registry) closeAll(ctx context.Context) {
 	var wg sync.WaitGroup

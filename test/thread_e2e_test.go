@@ -410,3 +410,26 @@ func TestPersistOnStart(t *testing.T) {
 	}
 	WantError(t, c2.Call("thread/resume", map[string]any{"threadId": plain}), codeInvalidRequest, "no rollout found for thread id "+plain)
 }
+
+// SIGTERM lets a running turn finish before the daemon exits.
+func TestShutdownLetsTurnFinish(t *testing.T) {
+	m := mockmodel.New(t)
+	gate := mockmodel.NewGate()
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.TextN("msg_1", "a slow but complete answer", 4), mockmodel.Completed("resp_1", usage())).GateAfter(3, gate))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, ""), Listen: []string{"ws://127.0.0.1:0"}})
+	c := d.DialWS(WSOptions{})
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	c.Request("turn/start", map[string]any{"threadId": id, "input": textInput("go")})
+	<-gate.Reached()
+	d.Signal(syscall.SIGTERM)
+	d.WaitLog(LogMsg("shutting down"))
+	gate.Open()
+	done := c.ReadUntil(isMethod("turn/completed"))
+	if str(unmarshal(t, done.Params), "turn", "status") != "completed" {
+		t.Fatalf("turn during shutdown: %s", done.Raw)
+	}
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
