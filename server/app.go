@@ -142,7 +142,6 @@ func (a *app) newSessionConfig(threadID string, p model.Provider) (core.Config, 
 	}, nil
 }
 
-
 // registerApp creates the thread layer and registers its methods. If the
 // thread store cannot be opened the daemon still serves the handshake, and
 // the thread methods answer with the reason.
@@ -156,4 +155,5 @@ func (s *Server) registerApp() {
 	a.registerThreadStoreAPI()
 	a.registerTurnAPI()
 	a.registerClientSupportAPI()
+	a.registerUtilityAPI()
 }
