@@ -116,8 +116,11 @@ func (c *Conn) runHandler(m inMessage, h HandlerFunc, info *protocol.MethodInfo)
 		rs.finish(false)
 		return
 	}
+	// The result and what its handler sends after it leave together.
+	c.out.hold()
 	sent := c.sendResult(m.id, result)
 	rs.finish(sent)
+	c.out.unhold()
 }
 
 // decodeParams decodes params through the protocol table, then applies

@@ -69,6 +69,10 @@ type outbox struct {
 	closed  bool
 	space   chan struct{} // closed and replaced when room appears
 	waiting int           // pushers waiting for room
+	// holds > 0 keeps the writer from taking messages queued at or after
+	// position holdFrom (see hold).
+	holds    int
+	holdFrom int
 
 	// coalesced counts merged notifications; written under mu, read
 	// without it.
@@ -105,7 +109,7 @@ func (o *outbox) push(ctx context.Context, m outMsg) error {
 		if n+o.inBatch >= o.coalesceAt {
 			o.behind = true
 		}
-		if m.rule != nil && o.behind && n > 0 && o.mergeLastLocked(m) {
+		if m.rule != nil && o.behind && n > 0 && !(o.holds > 0 && n-1 < o.holdFrom) && o.mergeLastLocked(m) {
 			o.mu.Unlock()
 			return nil
 		}
@@ -182,15 +186,50 @@ type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// take waits for messages and returns all queued ones, reusing buf. It
-// returns false once the outbox is closed and empty.
+// hold keeps the writer from writing what is queued from now on until
+// unhold: a response and the notifications that must follow it (thread/start's
+// result, then thread/started) reach the client together, so it cannot
+// act on the response first. A full queue overrides the hold rather than
+// deadlock a pusher that waits for room.
+func (o *outbox) hold() {
+	o.mu.Lock()
+	if o.holds == 0 {
+		o.holdFrom = len(o.q)
+	}
+	o.holds++
+	o.mu.Unlock()
+}
+
+// unhold ends a hold.
+func (o *outbox) unhold() {
+	o.mu.Lock()
+	o.holds--
+	o.mu.Unlock()
+	select {
+	case o.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take waits for messages and returns the queued ones the writer may
+// write, reusing buf. It returns false once the outbox is closed and
+// empty.
 func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 	for {
 		o.mu.Lock()
-		if n := len(o.q); n > 0 {
-			out := o.q
+		n := len(o.q)
+		avail := n
+		if o.holds > 0 && !o.closed && n < o.limit {
+			avail = o.holdFrom
+		}
+		if avail > 0 {
+			out := o.q[:avail:avail]
 			clear(buf)
-			o.q = buf[:0]
+			o.q = append(buf[:0], o.q[avail:]...)
+			if o.holds > 0 {
+				o.holdFrom = max(o.holdFrom-avail, 0)
+			}
+			n = avail
 			o.inBatch = n
 			for i := range out {
 				out[i].finish()
@@ -201,6 +240,12 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 			}
 			o.mu.Unlock()
 			return out, true
+		}
+		if n > 0 {
+			// Everything queued is held: wait for unhold.
+			o.mu.Unlock()
+			<-o.ready
+			continue
 		}
 		// The writer has written everything: the client caught up.
 		o.inBatch = 0

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func note(t *testing.T, method string, params any) outMsg {
@@ -281,5 +282,42 @@ func TestCoalesceRules(t *testing.T) {
 	big := strings.Repeat("x", maxCoalescedText/2+1)
 	if _, ok := merge("item/agentMessage/delta", item(map[string]any{"delta": big}), item(map[string]any{"delta": big})); ok {
 		t.Errorf("merged past the size cap")
+	}
+}
+
+// A hold keeps what was queued after it from the writer until unhold,
+// while what came before still goes out; a full queue overrides it.
+func TestOutboxHold(t *testing.T) {
+	ctx := context.Background()
+	o := newOutbox(8, true)
+	o.push(ctx, response(1))
+	o.hold()
+	o.push(ctx, response(2))
+	o.push(ctx, note(t, "thread/started", map[string]string{"x": "y"}))
+	got, _ := o.take(nil)
+	if len(got) != 1 || string(got[0].data) != string(response(1).data) {
+		t.Fatalf("took %d messages during the hold", len(got))
+	}
+	taken := make(chan []outMsg)
+	go func() {
+		b, _ := o.take(nil)
+		taken <- b
+	}()
+	select {
+	case b := <-taken:
+		t.Fatalf("writer took %d held messages", len(b))
+	case <-time.After(100 * time.Millisecond):
+	}
+	o.unhold()
+	if b := <-taken; len(b) != 2 || b[1].method != "thread/started" {
+		t.Fatalf("after unhold: %d messages", len(b))
+	}
+
+	full := newOutbox(2, true)
+	full.hold()
+	full.push(ctx, response(1))
+	full.push(ctx, response(2))
+	if b, _ := full.take(nil); len(b) != 2 {
+		t.Fatalf("a full held queue gave %d messages", len(b))
 	}
 }
