@@ -1,14 +1,25 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	jsonv2 "encoding/json/v2"
 	"path/filepath"
 	"strconv"
 )
 
-// jsonMarshal writes with encoding/json, the encoder the server uses.
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+// jsonMarshal writes with encoding/json, the encoder the server uses,
+// without HTML escaping: the reference writes '<', '>' and '&' as they are,
+// and the server's encoder does not undo escapes made here.
+func jsonMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
 
 // jsonUnmarshal reads with encoding/json/v2, which matches names
 // case-sensitively like the reference.
@@ -39,7 +50,7 @@ func (id RequestID) String() string {
 // MarshalJSON writes the id as a JSON string or number.
 func (id RequestID) MarshalJSON() ([]byte, error) {
 	if id.IsString {
-		return json.Marshal(id.Str)
+		return jsonMarshal(id.Str)
 	}
 	return strconv.AppendInt(nil, id.Num, 10), nil
 }
@@ -122,7 +133,7 @@ func (l List[T]) MarshalJSON() ([]byte, error) {
 	if l == nil {
 		return []byte("[]"), nil
 	}
-	return json.Marshal([]T(l))
+	return jsonMarshal([]T(l))
 }
 
 func (List[T]) neverNull() {}
@@ -135,7 +146,7 @@ func (m Map[V]) MarshalJSON() ([]byte, error) {
 	if m == nil {
 		return []byte("{}"), nil
 	}
-	return json.Marshal(map[string]V(m))
+	return jsonMarshal(map[string]V(m))
 }
 
 func (Map[V]) neverNull() {}

@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -210,5 +211,17 @@ func BenchmarkEncodeItemCompleted(b *testing.B) {
 		if _, err := json.Marshal(n); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// '<', '>' and '&' are written as they are, inside unions too.
+func TestNoHTMLEscaping(t *testing.T) {
+	it := protocol.ThreadItem{AgentMessage: &protocol.AgentMessageItem{ID: "m", Text: "a < b && c > d"}}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(it)
+	if !strings.Contains(buf.String(), `"a < b && c > d"`) {
+		t.Fatalf("escaped: %s", buf.String())
 	}
 }

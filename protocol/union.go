@@ -31,12 +31,12 @@ func marshalUnion(u any) ([]byte, error) {
 		if chosen != nil {
 			return nil, fmt.Errorf("protocol: %s has both a string and %s set", v.Type().Name(), chosen.Name)
 		}
-		return json.Marshal(v.Field(s.unitIdx).String())
+		return jsonMarshal(v.Field(s.unitIdx).String())
 	}
 	if chosen == nil {
 		return nil, fmt.Errorf("protocol: %s has no variant set", v.Type().Name())
 	}
-	body, err := json.Marshal(v.Field(chosen.Index).Interface())
+	body, err := jsonMarshal(v.Field(chosen.Index).Interface())
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func marshalUnion(u any) ([]byte, error) {
 		if f.OmitEmpty && fv.IsZero() {
 			continue
 		}
-		b, err := json.Marshal(fv.Interface())
+		b, err := jsonMarshal(fv.Interface())
 		if err != nil {
 			return nil, err
 		}
