@@ -174,6 +174,15 @@ func TestLikelySandboxDenial(t *testing.T) {
 	if LikelySandboxDenial(2, "no such file") {
 		t.Error("ordinary failure taken for a denial")
 	}
+	// A login shell's profile complaining at the start is not the
+	// command's failure.
+	noisy := "pyenv: cannot rehash: /root/.pyenv/shims isn't writable\nmktemp: Permission denied\n" + strings.Repeat("result line\n", 12) + "exit for another reason\n"
+	if LikelySandboxDenial(3, noisy) {
+		t.Error("profile noise at the start taken for a denial")
+	}
+	if !LikelySandboxDenial(1, "pyenv: Permission denied\n"+strings.Repeat("x\n", 3)+"touch: cannot touch 'a': Read-only file system\n") {
+		t.Error("denial at the end not recognised")
+	}
 }
 
 func TestSessionApprovalsConcurrent(t *testing.T) {

@@ -12,15 +12,25 @@ var denialMarkers = []string{
 	"agentd sandbox:",
 }
 
+// denialTailLines is how much of the end of the output is searched for a
+// denial: a command's failure is reported where it failed, at the end,
+// while a login shell's profile (run inside the sandbox too) may complain
+// at the start about files it cannot write, on every command.
+const denialTailLines = 10
+
 // LikelySandboxDenial guesses whether a sandboxed command failed because
-// of the sandbox: it exited non-zero and its output carries an error the
-// sandbox produces. The guess errs towards yes; the cost of a wrong yes
-// is one extra approval question.
+// of the sandbox: it exited non-zero and the end of its output carries an
+// error the sandbox produces. The guess errs towards yes; the cost of a
+// wrong yes is one extra approval question.
 func LikelySandboxDenial(exitCode int, output string) bool {
 	if exitCode == 0 {
 		return false
 	}
-	lower := strings.ToLower(output)
+	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
+	if len(lines) > denialTailLines {
+		lines = lines[len(lines)-denialTailLines:]
+	}
+	lower := strings.ToLower(strings.Join(lines, "\n"))
 	for _, m := range denialMarkers {
 		if strings.Contains(lower, m) {
 			return true
