@@ -537,3 +537,26 @@ func TestInterruptKillsRunningCommand(t *testing.T) {
 	}
 	t.Fatalf("child %s still alive after the interrupt", pid)
 }
+
+// Accepting a patch for the session stops later patches under the same
+// root from asking.
+func TestPatchAcceptForSession(t *testing.T) {
+	dir := t.TempDir()
+	second := "*** Begin Patch\n*** Add File: second.txt\n+again\n*** End Patch"
+	c := newFakeClient(t,
+		script{events: callEvents(customCall("call_1", "apply_patch", addPatch))},
+		script{events: callEvents(customCall("call_2", "apply_patch", second))},
+		script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.WorkspaceWrite() })
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(isMsg[PatchApprovalRequest])
+	s.Call(ctx10(t), OpPatchApproval{CallID: "call_1", Decision: Decision{Kind: DecisionAcceptForSession}})
+	evs := col.waitFor(turnEnded)
+	if n := len(eventsOf[PatchApprovalRequest](evs)); n != 1 {
+		t.Fatalf("%d patch approval requests, want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "second.txt")); err != nil {
+		t.Fatalf("second patch not applied: %v", err)
+	}
+}
