@@ -547,7 +547,9 @@ func TestPatchAcceptForSession(t *testing.T) {
 		script{events: callEvents(customCall("call_1", "apply_patch", addPatch))},
 		script{events: callEvents(customCall("call_2", "apply_patch", second))},
 		script{events: textEvents("msg_1", "ok")})
-	s := newTestSession(t, c, func(cfg *Config) { cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.WorkspaceWrite() })
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalUntrusted, policy.WorkspaceWrite()
+	})
 	col := collect(t, s, nil)
 	s.Call(ctx10(t), userInput("go"))
 	col.waitFor(isMsg[PatchApprovalRequest])
