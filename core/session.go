@@ -248,11 +248,17 @@ func (s *Session) Done() <-chan struct{} { return s.loopDone }
 // immediate answer arrives on. It waits while the queue is full, until ctx
 // ends; it never drops.
 func (s *Session) Submit(ctx context.Context, op Op) (string, <-chan Reply, error) {
+	return s.SubmitTraced(ctx, op, nil)
+}
+
+// SubmitTraced is Submit with the caller's W3C trace context, which a
+// turn the submission starts passes on to the model provider.
+func (s *Session) SubmitTraced(ctx context.Context, op Op, trace *TraceContext) (string, <-chan Reply, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return "", nil, err
 	}
-	q := queued{sub: Submission{ID: id.String(), Op: op}, reply: make(chan Reply, 1)}
+	q := queued{sub: Submission{ID: id.String(), Op: op, Trace: trace}, reply: make(chan Reply, 1)}
 	select {
 	case <-s.loopDone:
 		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
@@ -270,7 +276,12 @@ func (s *Session) Submit(ctx context.Context, op Op) (string, <-chan Reply, erro
 
 // Call submits op and waits for its immediate answer.
 func (s *Session) Call(ctx context.Context, op Op) (Ack, error) {
-	_, ch, err := s.Submit(ctx, op)
+	return s.CallTraced(ctx, op, nil)
+}
+
+// CallTraced is Call with the caller's trace context (see SubmitTraced).
+func (s *Session) CallTraced(ctx context.Context, op Op, trace *TraceContext) (Ack, error) {
+	_, ch, err := s.SubmitTraced(ctx, op, trace)
 	if err != nil {
 		return Ack{}, err
 	}
@@ -381,6 +392,7 @@ func (s *Session) handle(q queued) bool {
 		s.ctxMu.Unlock()
 		tc.OutputSchema = op.Overrides.OutputSchema
 		t := s.startTurn(q.sub.ID, TurnRegular, tc)
+		t.trace = q.sub.Trace
 		ok(AckStarted, t.id)
 		go s.runRegularTurn(t, steerInput{items: op.Input, clientID: op.ClientMessageID})
 	case OpSteer:

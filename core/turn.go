@@ -18,9 +18,11 @@ import (
 // turn is one running turn. The session loop creates it and talks to it
 // through steer, deliver and abort; its own goroutine runs the work.
 type turn struct {
-	id        string
-	subID     string
-	kind      TurnKind
+	id    string
+	subID string
+	kind  TurnKind
+	// trace is the trace context of the submission that started the turn.
+	trace     *TraceContext
 	tc        TurnContext
 	startedAt time.Time
 
@@ -394,12 +396,16 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 		return res, errSteered
 	}
 	req := s.buildRequest(t)
-	stream, err := s.cfg.Client.Stream(streamCtx, req, model.CallMeta{
+	meta := model.CallMeta{
 		Originator: s.cfg.Originator,
 		UserAgent:  s.cfg.UserAgent,
 		ThreadID:   s.cfg.ThreadID,
 		TurnID:     t.id,
-	})
+	}
+	if t.trace != nil {
+		meta.Traceparent, meta.Tracestate = t.trace.Traceparent, t.trace.Tracestate
+	}
+	stream, err := s.cfg.Client.Stream(streamCtx, req, meta)
 	if err != nil {
 		if t.hasSteers() && t.ctx.Err() == nil {
 			return res, errSteered

@@ -46,7 +46,11 @@ func (a *app) turnStart(ctx context.Context, c *Conn, params any) (any, error) {
 	// The result goes out before turn/started: hold the thread's events
 	// until it is written.
 	release := t.hold()
-	ack, err := t.sess.Call(ctx, op)
+	var trace *core.TraceContext
+	if tp, ts := TraceContext(ctx); tp != "" {
+		trace = &core.TraceContext{Traceparent: tp, Tracestate: ts}
+	}
+	ack, err := t.sess.CallTraced(ctx, op, trace)
 	if err != nil {
 		release()
 		return nil, rejectErr(err)

@@ -93,7 +93,7 @@ func (c *Conn) handleRequest(m inMessage) {
 // runHandler decodes and gates params, runs the handler and answers.
 func (c *Conn) runHandler(m inMessage, h HandlerFunc, info *protocol.MethodInfo) {
 	defer c.srv.release(c)
-	rs := &requestState{conn: c}
+	rs := &requestState{conn: c, trace: m.trace}
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", zap.String("method", m.method), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
@@ -200,7 +200,8 @@ type requestStateKey struct{}
 
 // requestState collects what a handler asked to run after its response.
 type requestState struct {
-	conn *Conn
+	conn  *Conn
+	trace *traceContext
 	// after and done are only touched by the handler's goroutine and the
 	// functions it calls, but AfterResponse may be called from helpers on
 	// other goroutines, so they are guarded.
@@ -223,6 +224,17 @@ func (rs *requestState) finish(ran bool) {
 	for _, fn := range fns {
 		fn()
 	}
+}
+
+// TraceContext returns the W3C trace context the request whose handler
+// context is ctx carried ("trace": {traceparent, tracestate}), or empty
+// strings.
+func TraceContext(ctx context.Context) (traceparent, tracestate string) {
+	rs, ok := ctx.Value(requestStateKey{}).(*requestState)
+	if !ok || rs.trace == nil {
+		return "", ""
+	}
+	return rs.trace.Traceparent, rs.trace.Tracestate
 }
 
 // AfterResponse arranges for fn to run right after the response to the

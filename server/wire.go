@@ -38,16 +38,25 @@ type inMessage struct {
 	params json.RawMessage
 	result json.RawMessage
 	err    json.RawMessage
+	// trace is the request's W3C trace context, if it sent one.
+	trace *traceContext
 }
 
-// wireMessage is the shape json.Unmarshal fills. "jsonrpc" and "trace" are
-// not listed and therefore ignored.
+// traceContext is a request's optional "trace" member.
+type traceContext struct {
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate"`
+}
+
+// wireMessage is the shape json.Unmarshal fills. "jsonrpc" is not listed
+// and therefore ignored.
 type wireMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method json.RawMessage `json:"method"`
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  json.RawMessage `json:"error"`
+	Trace  json.RawMessage `json:"trace"`
 }
 
 // decodeMessage classifies one message. On failure it returns the error to
@@ -88,7 +97,7 @@ func decodeMessage(data []byte) (inMessage, *protocol.Error, json.RawMessage) {
 		if err := json.Unmarshal(w.Method, &method); err != nil {
 			return inMessage{}, protocol.InvalidRequest("Invalid request: method must be a string"), answerTo
 		}
-		m := inMessage{method: method, params: w.Params}
+		m := inMessage{method: method, params: w.Params, trace: parseTrace(w.Trace)}
 		if hasID {
 			m.kind, m.id = kindRequest, w.ID
 		} else {
@@ -105,6 +114,19 @@ func decodeMessage(data []byte) (inMessage, *protocol.Error, json.RawMessage) {
 		return inMessage{kind: kindResponse, id: w.ID, result: w.Result, err: w.Error}, nil, nil
 	}
 	return inMessage{}, protocol.InvalidRequest("Invalid request: a message needs a method, a result or an error"), answerTo
+}
+
+// parseTrace reads a request's trace context; a malformed one is ignored
+// (tracing is best effort and never fails a request).
+func parseTrace(raw json.RawMessage) *traceContext {
+	if len(raw) == 0 || isNull(raw) {
+		return nil
+	}
+	var tc traceContext
+	if err := json.Unmarshal(raw, &tc); err != nil || tc.Traceparent == "" {
+		return nil
+	}
+	return &tc
 }
 
 func firstByte(data []byte) byte {

@@ -433,3 +433,21 @@ func TestShutdownLetsTurnFinish(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// A turn/start's W3C trace context reaches the model provider.
+func TestTraceContextReachesProvider(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "traced"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	c.Send(map[string]any{"id": 77, "method": "turn/start", "trace": map[string]any{"traceparent": tp, "tracestate": "k=v"},
+		"params": map[string]any{"threadId": id, "input": textInput("go")}})
+	c.ReadUntil(isMethod("turn/completed"))
+	h := m.Requests()[0].Header
+	if h.Get("traceparent") != tp || h.Get("tracestate") != "k=v" {
+		t.Fatalf("provider headers %v", h)
+	}
+}

@@ -64,6 +64,12 @@ func (c *Client) setHeaders(h http.Header, meta CallMeta) {
 		h.Set("thread-id", meta.ThreadID)
 		h.Set("x-client-request-id", meta.ThreadID)
 	}
+	if meta.Traceparent != "" {
+		h.Set("traceparent", meta.Traceparent)
+		if meta.Tracestate != "" {
+			h.Set("tracestate", meta.Tracestate)
+		}
+	}
 	for k, v := range c.provider.HTTPHeaders {
 		h.Set(k, v)
 	}

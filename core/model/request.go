@@ -47,4 +47,8 @@ type CallMeta struct {
 	UserAgent  string
 	ThreadID   string
 	TurnID     string
+	// Traceparent and Tracestate, when set, carry the caller's W3C trace
+	// context to the provider.
+	Traceparent string
+	Tracestate  string
 }
