@@ -93,7 +93,8 @@ func (s *Session) compact(t *turn) ([]model.ResponseItem, error) {
 		summary = text
 		if usage != nil {
 			s.tokenTotal = s.tokenTotal.Add(*usage)
-			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{Total: s.tokenTotal, Last: *usage, ModelContextWindow: s.cfg.ContextWindow}})
+			t.usage = t.usage.Add(*usage)
+			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{Total: s.tokenTotal, Turn: t.usage, Last: *usage, ModelContextWindow: s.cfg.ContextWindow}})
 		}
 		return nil
 	})

@@ -254,9 +254,11 @@ type TurnDiff struct {
 	UnifiedDiff string
 }
 
-// TokenUsageInfo is the token accounting of a thread.
+// TokenUsageInfo is the token accounting of a thread: the thread's total,
+// the running turn's total, and the last response's.
 type TokenUsageInfo struct {
 	Total              model.TokenUsage
+	Turn               model.TokenUsage
 	Last               model.TokenUsage
 	ModelContextWindow int64 // 0 when unknown
 }

@@ -590,6 +590,30 @@ func TestFatalErrorNotRetried(t *testing.T) {
 }
 
 // A response with end_turn false is followed by another request.
+// Token usage is summed per thread and per turn.
+func TestTokenUsageSums(t *testing.T) {
+	c := newFakeClient(t,
+		script{events: callEvents(functionCall("call_1", "update_plan", map[string]any{"plan": []any{}}))},
+		script{events: textEvents("msg_1", "a")},
+		script{events: textEvents("msg_2", "b")})
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("one"))
+	col.waitFor(turnEnded)
+	s.Call(ctx10(t), userInput("two"))
+	evs := col.waitFor(func(ev Event) bool { x, ok := ev.Msg.(TurnComplete); return ok && x.LastAgentMessage == "b" })
+	counts := eventsOf[TokenCount](evs)
+	if len(counts) != 3 {
+		t.Fatalf("%d token counts", len(counts))
+	}
+	if c := counts[1].Info; c.Turn.TotalTokens != 30 || c.Total.TotalTokens != 30 || c.Last.TotalTokens != 15 {
+		t.Fatalf("after the first turn: %+v", c)
+	}
+	if c := counts[2].Info; c.Turn.TotalTokens != 15 || c.Total.TotalTokens != 45 {
+		t.Fatalf("in the second turn: %+v", c)
+	}
+}
+
 func TestEndTurnFalseContinues(t *testing.T) {
 	f := false
 	first := textEvents("msg_1", "thinking")

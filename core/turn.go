@@ -22,7 +22,10 @@ type turn struct {
 	subID string
 	kind  TurnKind
 	// trace is the trace context of the submission that started the turn.
-	trace     *TraceContext
+	trace *TraceContext
+	// usage sums the token usage of the turn's model responses; only the
+	// turn's goroutine touches it.
+	usage     model.TokenUsage
 	tc        TurnContext
 	startedAt time.Time
 
@@ -463,9 +466,11 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 	if completed != nil {
 		if completed.Usage != nil {
 			s.tokenTotal = s.tokenTotal.Add(*completed.Usage)
+			t.usage = t.usage.Add(*completed.Usage)
 			s.lastUsage = *completed.Usage
 			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
 				Total:              s.tokenTotal,
+				Turn:               t.usage,
 				Last:               *completed.Usage,
 				ModelContextWindow: s.cfg.ContextWindow,
 			}})
