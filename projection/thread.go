@@ -231,8 +231,9 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		p.turn = &turnState{id: turnID, startedAt: m.StartedAt.Unix()}
 		out = p.setStatus(out, protocol.StatusActive())
 		started := p.turn.startedAt
+		root := turnID // a copy, so that turnID itself does not escape
 		return append(out, p.notify("turn/started", protocol.TurnNotification{ThreadID: p.threadID, Turn: protocol.Turn{
-			ID: turnID, RootTurnID: &turnID, Items: protocol.List[protocol.ThreadItem]{}, ItemsView: protocol.ItemsNotLoaded,
+			ID: turnID, RootTurnID: &root, Items: protocol.List[protocol.ThreadItem]{}, ItemsView: protocol.ItemsNotLoaded,
 			Status: protocol.TurnInProgress, StartedAt: &started,
 		}}))
 	case core.TurnComplete:

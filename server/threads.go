@@ -250,11 +250,19 @@ func (t *thread) deliverLocked(outs []projection.Output) {
 		case o.Resolved != nil:
 			t.resolvedLocked(o.Resolved.CallID)
 		default:
+			// Encoded once for every subscriber.
+			m, err := newNotification(o.Method, o.Params, time.Now().UnixMilli())
+			if err != nil {
+				t.log.Error("dropping a notification that cannot be encoded", zap.String("method", o.Method), zap.Error(err))
+				continue
+			}
 			for c := range t.subs {
 				if o.Audience == projection.RawEvents && !(t.rawEvents && c.Capabilities().ExperimentalAPI) {
 					continue
 				}
-				c.Notify(o.Method, o.Params)
+				if !c.OptedOut(o.Method) {
+					c.enqueue(context.Background(), m)
+				}
 			}
 		}
 	}
