@@ -105,8 +105,10 @@ func (s *Session) compact(t *turn) ([]model.ResponseItem, error) {
 		return nil, errors.New("the model returned an empty summary")
 	}
 	replacement := compactedHistory(hist, summary)
-	s.hist.replace(t.id, replacement)
-	return replacement, nil
+	s.hist.replacePrefix(t.id, len(hist), replacement)
+	// The sink's rebuild replaces everything recorded before the
+	// compaction record: what came in meanwhile is in the replacement too.
+	return s.hist.snapshot(), nil
 }
 
 // compactedHistory keeps the developer instructions, the latest

@@ -39,14 +39,31 @@ func (h *history) snapshot() []model.ResponseItem {
 	return out
 }
 
-// replace swaps the whole history (compaction).
+// replace swaps the whole history (a rollback rebuilt elsewhere).
 func (h *history) replace(turnID string, items []model.ResponseItem) {
+	h.replacePrefix(turnID, h.len(), items)
+}
+
+// len returns the number of items.
+func (h *history) len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return len(h.items)
+}
+
+// replacePrefix replaces the first n items with items and keeps what was
+// appended after them (a compaction keeps what was recorded while the
+// model summarised).
+func (h *history) replacePrefix(turnID string, n int, items []model.ResponseItem) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n = min(n, len(h.items))
+	rest := append([]historyEntry(nil), h.items[n:]...)
 	h.items = h.items[:0]
 	for _, it := range items {
 		h.items = append(h.items, historyEntry{turnID, it})
 	}
+	h.items = append(h.items, rest...)
 }
 
 // dropLastTurns removes the items of the last n turns that have a user

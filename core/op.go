@@ -137,12 +137,13 @@ type OpInjectItems struct {
 }
 
 // OpRollback drops the last NumTurns turns from the model context. When
-// History is set it is the history after the rollback, rebuilt by the
-// caller (from the rollout, which knows the turns of a resumed thread);
+// Persist is set, the session calls it once it has checked that no turn
+// runs: it records the rollback durably and returns the history after it
+// (rebuilt from the rollout, which knows the turns of a resumed thread);
 // otherwise the core drops the turns it recorded itself.
 type OpRollback struct {
 	NumTurns int
-	History  []model.ResponseItem
+	Persist  func() ([]model.ResponseItem, error)
 }
 
 // OpShutdown ends the session: the running turn is aborted, the sink is

@@ -135,6 +135,9 @@ type Session struct {
 	// order are the same.
 	emitMu sync.Mutex
 	seq    uint64
+	// recordMu makes recording an item (history, sink, raw event) one
+	// step, whichever goroutine records; it is taken before emitMu.
+	recordMu sync.Mutex
 
 	// ctxMu guards tc, the persistent turn settings.
 	ctxMu sync.Mutex
@@ -288,6 +291,13 @@ func (s *Session) CallTraced(ctx context.Context, op Op, trace *TraceContext) (A
 	select {
 	case r := <-ch:
 		return r.Ack, r.Err
+	case <-s.loopDone:
+		select {
+		case r := <-ch:
+			return r.Ack, r.Err
+		default:
+		}
+		return Ack{}, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
 	case <-ctx.Done():
 		return Ack{}, ctx.Err()
 	}
@@ -328,6 +338,8 @@ func (s *Session) emit(subID, turnID string, msg EventMsg) Event {
 // sink, raw-item event. A RawResponseItem is never seen before its item is
 // in the history.
 func (s *Session) record(turnID string, items ...model.ResponseItem) {
+	s.recordMu.Lock()
+	defer s.recordMu.Unlock()
 	for _, it := range items {
 		s.hist.append(turnID, it)
 		if s.cfg.Sink != nil {
@@ -338,7 +350,18 @@ func (s *Session) record(turnID string, items ...model.ResponseItem) {
 }
 
 func (s *Session) loop() {
-	defer close(s.loopDone)
+	defer func() {
+		// Submissions queued behind the shutdown are answered too.
+		for {
+			select {
+			case q := <-s.subs:
+				q.reply <- Reply{Err: &RejectError{Reason: RejectShutdown, Message: "session is shut down"}}
+			default:
+				close(s.loopDone)
+				return
+			}
+		}
+	}()
 	for {
 		select {
 		case q := <-s.subs:
@@ -377,6 +400,7 @@ func (s *Session) handle(q queued) bool {
 	s.reapEnded()
 	switch op := q.sub.Op.(type) {
 	case OpUserInput:
+		s.waitEnding()
 		if t := s.active; t != nil {
 			if !t.steerable() {
 				reject(RejectNotSteerable, "the running %s turn cannot take input", t.kind)
@@ -397,7 +421,7 @@ func (s *Session) handle(q queued) bool {
 		go s.runRegularTurn(t, steerInput{items: op.Input, clientID: op.ClientMessageID})
 	case OpSteer:
 		t := s.active
-		if t == nil {
+		if t == nil || t.isEnding() {
 			reject(RejectNoActiveTurn, "no active turn to steer")
 			return false
 		}
@@ -413,7 +437,7 @@ func (s *Session) handle(q queued) bool {
 		ok(AckSteered, t.id)
 	case OpInterrupt:
 		t := s.active
-		if t == nil {
+		if t == nil || t.isEnding() {
 			reject(RejectNoActiveTurn, "no active turn to interrupt")
 			return false
 		}
@@ -437,6 +461,7 @@ func (s *Session) handle(q queued) bool {
 		s.ctxMu.Unlock()
 		ok(AckDone, "")
 	case OpCompact:
+		s.waitEnding()
 		if s.active != nil {
 			reject(RejectInvalid, "a turn is already running")
 			return false
@@ -445,11 +470,16 @@ func (s *Session) handle(q queued) bool {
 		ok(AckStarted, t.id)
 		go s.runCompactTurn(t)
 	case OpShellCommand:
-		if t := s.active; t != nil {
-			go s.runUserShell(t, op, false)
+		s.waitEnding()
+		if t := s.active; t != nil && t.addAux() {
+			go func() {
+				defer t.aux.Done()
+				s.runUserShell(t, op, false)
+			}()
 			ok(AckSteered, t.id)
 			return false
 		}
+		s.waitEnding()
 		t := s.startTurn(q.sub.ID, TurnUserShell, s.TurnContext())
 		ok(AckStarted, t.id)
 		go s.runUserShell(t, op, true)
@@ -461,6 +491,7 @@ func (s *Session) handle(q queued) bool {
 		s.record(turnID, op.Items...)
 		ok(AckDone, turnID)
 	case OpRollback:
+		s.waitEnding()
 		if s.active != nil {
 			reject(RejectInvalid, "cannot roll back while a turn is running")
 			return false
@@ -469,8 +500,13 @@ func (s *Session) handle(q queued) bool {
 			reject(RejectInvalid, "numTurns must be at least 1")
 			return false
 		}
-		if op.History != nil {
-			s.hist.replace("", op.History)
+		if op.Persist != nil {
+			h, err := op.Persist()
+			if err != nil {
+				reject(RejectInvalid, "rollback failed: %v", err)
+				return false
+			}
+			s.hist.replace("", h)
 		} else {
 			s.hist.dropLastTurns(op.NumTurns)
 		}
@@ -498,6 +534,17 @@ func (s *Session) handle(q queued) bool {
 		reject(RejectInvalid, "unknown op %T", op)
 	}
 	return false
+}
+
+// waitEnding waits for a turn that is ending to be done, so that a
+// submission right after a turn's end starts a new turn rather than
+// steering into one that no longer reads its input.
+func (s *Session) waitEnding() {
+	if t := s.active; t != nil && t.isEnding() {
+		<-t.done
+		s.active = nil
+		s.updateStatus()
+	}
 }
 
 // reapEnded clears a turn that finished but whose end the loop has not

@@ -59,6 +59,13 @@ type toolRun struct {
 	done   chan struct{}
 }
 
+// doneTool is a call answered without running anything.
+func doneTool(c *toolCall, output model.ResponseItem) *toolRun {
+	r := &toolRun{call: c, output: output, done: make(chan struct{})}
+	close(r.done)
+	return r
+}
+
 // startTool runs the call in its own goroutine, in parallel with the rest
 // of the stream.
 func (s *Session) startTool(t *turn, c *toolCall) *toolRun {

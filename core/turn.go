@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,7 +37,13 @@ type turn struct {
 	mu sync.Mutex
 	// abortReason is set once, by abort.
 	abortReason AbortReason
-	steers      []steerInput
+	// ending is set once the turn has decided to end: it takes no more
+	// input, and the session waits for done before starting another.
+	ending bool
+	// aux counts work attached to the turn that it must wait for before
+	// it ends (user shell commands run during it).
+	aux    sync.WaitGroup
+	steers []steerInput
 	// streamCancel abandons the in-flight model stream (for a steer).
 	streamCancel context.CancelFunc
 	pending      map[string]chan any
@@ -81,7 +88,47 @@ func (s *Session) startTurn(subID string, kind TurnKind, tc TurnContext) *turn {
 func (t *turn) steerable() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.kind == TurnRegular && t.abortReason == ""
+	return t.kind == TurnRegular && t.abortReason == "" && !t.ending
+}
+
+// isEnding reports whether the turn no longer takes input (it is ending
+// or was aborted).
+func (t *turn) isEnding() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ending || t.abortReason != ""
+}
+
+// markEnding stops the turn taking input.
+func (t *turn) markEnding() {
+	t.mu.Lock()
+	t.ending = true
+	t.mu.Unlock()
+}
+
+// takeSteersOrEnd returns the steered input waiting, or, when there is
+// none, marks the turn ending in the same step, so no input can slip in
+// between the last look and the end.
+func (t *turn) takeSteersOrEnd() []steerInput {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.steers
+	t.steers = nil
+	if len(s) == 0 {
+		t.ending = true
+	}
+	return s
+}
+
+// addAux attaches work to the turn; it fails once the turn is ending.
+func (t *turn) addAux() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ending || t.abortReason != "" {
+		return false
+	}
+	t.aux.Add(1)
+	return true
 }
 
 // steer queues input for the turn and abandons the in-flight stream, so
@@ -171,25 +218,15 @@ func (t *turn) waiting() bool {
 	return len(t.pending) > 0
 }
 
-// finishTurn ends t: the end event is made durable before anyone can see
-// it, then the loop is told.
+// finishTurn ends t. The end event is recorded and made durable first;
+// then the turn is marked done, so the session loop learns of the end
+// before any client can; then the event is published.
 func (s *Session) finishTurn(t *turn, msg EventMsg) {
-	s.emitDurable(t.subID, t.id, msg)
-	t.cancel()
-	close(t.done)
-	select {
-	case s.turnEnded <- t:
-	default:
-	}
-}
-
-// emitDurable records msg, syncs the sink, and only then publishes it:
-// whoever sees a turn end can rely on the turn being on disk.
-func (s *Session) emitDurable(subID, turnID string, msg EventMsg) {
+	t.markEnding()
+	t.aux.Wait()
 	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
 	s.seq++
-	ev := Event{Seq: s.seq, SubmissionID: subID, TurnID: turnID, Time: s.cfg.Now(), Msg: msg}
+	ev := Event{Seq: s.seq, SubmissionID: t.subID, TurnID: t.id, Time: s.cfg.Now(), Msg: msg}
 	if s.cfg.Sink != nil {
 		s.cfg.Sink.RecordEvent(ev)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -198,7 +235,14 @@ func (s *Session) emitDurable(subID, turnID string, msg EventMsg) {
 		}
 		cancel()
 	}
+	t.cancel()
+	close(t.done)
 	s.events.put(ev)
+	s.emitMu.Unlock()
+	select {
+	case s.turnEnded <- t:
+	default:
+	}
 }
 
 // endTurn emits the right end event for t: TurnAborted if it was aborted,
@@ -266,6 +310,12 @@ func (s *Session) runRegularTurn(t *turn, first steerInput) {
 			continue
 		}
 		if res.followUp {
+			continue
+		}
+		if steers := t.takeSteersOrEnd(); len(steers) > 0 {
+			for _, in := range steers {
+				s.recordUserInput(t, in)
+			}
 			continue
 		}
 		break
@@ -434,7 +484,13 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 			s.checkReroute(t, req.Model, ev.Model, rerouted)
 		case model.EventOutputItemDone:
 			if call := st.itemDone(ev.Item); call != nil {
-				calls = append(calls, s.startTool(t, call))
+				if slices.ContainsFunc(calls, func(r *toolRun) bool { return r.call.callID == call.callID }) {
+					// A call id used twice in one response cannot be
+					// answered twice: the second gets an error at once.
+					calls = append(calls, doneTool(call, call.output("call id "+call.callID+" was already used in this response; use a new call id")))
+				} else {
+					calls = append(calls, s.startTool(t, call))
+				}
 			}
 		case model.EventCompleted:
 			c := ev

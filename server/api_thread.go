@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd-dev/agentd/core"
-	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/protocol"
 )
@@ -274,7 +273,11 @@ func (a *app) loadedThread(ctx context.Context, c *Conn, id string) (*thread, er
 	}
 	t, _, _, err := a.loadStored(ctx, id, overrides{})
 	if err != nil {
-		return nil, protocol.InvalidRequest("thread not found: %s", id)
+		var perr *protocol.Error
+		if errors.As(err, &perr) {
+			return nil, protocol.InvalidRequest("thread not found: %s", id)
+		}
+		return nil, err
 	}
 	t.subscribeQuiet(c)
 	return t, nil
@@ -288,5 +291,3 @@ func rejectErr(err error) error {
 	}
 	return err
 }
-
-var _ = policy.ApprovalNever

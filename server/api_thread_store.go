@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
-	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
@@ -446,9 +445,7 @@ func (a *app) threadList(ctx context.Context, c *Conn, params any) (any, error) 
 	}
 	page, next, back, err := a.store.List(opts)
 	if err != nil {
-		if errors.Is(err, rollout.ErrInvalidCursor) {
-			return nil, protocol.InvalidRequest("%v", err)
-		}
+		// An invalid cursor or sort key: the client's mistake.
 		return nil, protocol.InvalidRequest("%v", err)
 	}
 	excluded := map[string]bool{}
@@ -586,8 +583,10 @@ func (a *app) threadItemsList(ctx context.Context, c *Conn, params any) (any, er
 // see it become notLoaded.
 func (a *app) unload(ctx context.Context, t *thread) {
 	a.threads.remove(t)
-	t.notifySubscribers("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()})
+	// The session's last events (a turn it aborts) come first; notLoaded
+	// is the last status the subscribers see.
 	t.shutdown(ctx)
+	t.notifySubscribers("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()})
 }
 
 func (a *app) threadArchive(ctx context.Context, c *Conn, params any) (any, error) {
@@ -752,18 +751,22 @@ func (a *app) threadRevert(ctx context.Context, c *Conn, params any) (any, error
 	}
 	op := core.OpRollback{NumTurns: n}
 	if t.rec != nil {
-		if err := t.rec.Rollback(ctx, n); err != nil {
-			return nil, err
+		// Recorded by the session once it has checked no turn runs, so a
+		// refused rollback leaves nothing on disk.
+		op.Persist = func() ([]model.ResponseItem, error) {
+			if err := t.rec.Rollback(ctx, n); err != nil {
+				return nil, err
+			}
+			rt, err := a.store.Read(ctx, t.id, rollout.ReadOptions{})
+			if err != nil {
+				return nil, err
+			}
+			turns = rt.Turns
+			if rt.History == nil {
+				return []model.ResponseItem{}, nil
+			}
+			return rt.History, nil
 		}
-		rt, err := a.store.Read(ctx, t.id, rollout.ReadOptions{})
-		if err != nil {
-			return nil, storeErr(t.id, err)
-		}
-		op.History = rt.History
-		if op.History == nil {
-			op.History = []model.ResponseItem{}
-		}
-		turns = rt.Turns
 	} else {
 		turns = turns[:pos]
 	}
@@ -782,5 +785,3 @@ func checkID(id string) (string, error) {
 	}
 	return id, nil
 }
-
-var _ = policy.ApprovalNever

@@ -94,10 +94,13 @@ func (c *Conn) handleRequest(m inMessage) {
 func (c *Conn) runHandler(m inMessage, h HandlerFunc, info *protocol.MethodInfo) {
 	defer c.srv.release(c)
 	rs := &requestState{conn: c, trace: m.trace}
+	answered := false
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", zap.String("method", m.method), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
-			c.sendError(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", m.method))
+			if !answered {
+				c.sendError(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", m.method))
+			}
 		}
 	}()
 
@@ -112,15 +115,19 @@ func (c *Conn) runHandler(m inMessage, h HandlerFunc, info *protocol.MethodInfo)
 	c.log.Debug("request finished", zap.String("method", m.method), zap.ByteString("id", m.id),
 		zap.Duration("took", time.Since(start)), zap.Bool("ok", err == nil))
 	if err != nil {
+		answered = true
 		c.sendError(m.id, toProtocolError(err))
 		rs.finish(false)
 		return
 	}
-	// The result and what its handler sends after it leave together.
+	// The result and what its handler sends after it leave together. The
+	// after-response functions run even when the connection is gone (what
+	// they send then goes nowhere), so that what they release is released.
 	c.out.hold()
-	sent := c.sendResult(m.id, result)
-	rs.finish(sent)
-	c.out.unhold()
+	defer c.out.unhold()
+	c.sendResult(m.id, result)
+	answered = true
+	rs.finish(true)
 }
 
 // decodeParams decodes params through the protocol table, then applies

@@ -65,12 +65,17 @@ func (c *Conn) handleInitialize(id json.RawMessage, raw json.RawMessage) {
 		PlatformFamily: platformFamily(),
 		PlatformOs:     platformOS(),
 	}
+	// Initialized once the result is queued, so that a broadcast never
+	// reaches the client before its initialize result; the outbox holds
+	// the result until then, so no broadcast in between can miss a
+	// client that already has it.
+	c.out.hold()
 	if !c.sendResult(id, res) {
+		c.out.unhold()
 		return
 	}
-	// Initialized only once the result is queued, so that a broadcast
-	// never reaches the client before its initialize result.
 	c.sess.Store(sess)
+	c.out.unhold()
 	c.log.Info("client initialized",
 		zap.String("client", sess.info.Name), zap.String("clientVersion", sess.info.Version),
 		zap.Bool("experimentalApi", sess.caps.ExperimentalAPI), zap.Strings("optOut", sess.caps.OptOutNotificationMethods))

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -273,5 +272,3 @@ func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOv
 	}
 	return o, nil
 }
-
-var _ = fmt.Sprintf

@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -100,8 +100,15 @@ func (r *registry) closeAll(ctx context.Context) {
 }
 
 // thread is a loaded thread: a core session, its rollout, its projection
-// and its subscribers. A pump goroutine reads the session's events,
-// projects them and fans the outputs out, in order, to the subscribers.
+// and its subscribers. A pump goroutine reads the session's events and
+// projects them; the outputs are delivered in order to the subscribers.
+//
+// Lock discipline: mu guards the thread's state and is never held while
+// waiting for a client or for the core. Outputs are queued under mu in the
+// order the projection made them (outq), and delivered outside it by
+// whoever holds sendMu, one deliverer at a time, in queue order. A slow
+// client therefore holds up only this thread's deliveries, never its
+// state (thread/read, resume, answers from other clients).
 type thread struct {
 	a    *app
 	id   string
@@ -111,25 +118,46 @@ type thread struct {
 	// rawEvents: started with experimentalRawEvents.
 	rawEvents bool
 
-	// mu guards everything below. Outputs are delivered with mu held, so
-	// every subscriber sees them in the same order.
+	// sendMu is held by the one goroutine delivering outq.
+	sendMu sync.Mutex
+
+	// mu guards everything below.
 	mu   sync.Mutex
 	cond *sync.Cond
 	meta threadMeta
 	proj *projection.Thread
-	subs map[*Conn]*subscriber
-	// reqs tracks, per pending server request (by call id), the request
-	// id it got on each connection it was sent to.
-	reqs map[string]map[*Conn]int64
-	// holds > 0 stops delivery while a handler answers first (turn/start's
+	// subs is the subscribers, replaced (never changed in place) on every
+	// change, so a deliverer can use a snapshot without mu.
+	subs []*Conn
+	// hooked records the connections whose close unsubscribes them.
+	hooked map[*Conn]bool
+	// outq holds outputs waiting for delivery, in order.
+	outq []delivery
+	// reqs tracks each pending server request, by call id.
+	reqs map[string]*serverReq
+	// holds > 0 stops the pump while a handler answers first (turn/start's
 	// result goes out before turn/started).
 	holds int
-	// unloadTimer fires when the thread has had no subscriber and no
-	// activity for the unload delay.
+	// unloadTimer fires when the thread has had no activity for the
+	// unload delay.
 	unloadTimer *time.Timer
 	turnRunning bool
 	closed      bool
 	pumpDone    chan struct{}
+}
+
+// delivery is one output to deliver; only, when set, restricts it to one
+// connection (a request re-sent to a late subscriber).
+type delivery struct {
+	out  projection.Output
+	only *Conn
+}
+
+// serverReq is a server request sent to the subscribers: the id it got on
+// each connection, and done, closed once it is settled.
+type serverReq struct {
+	ids  map[*Conn]int64
+	done chan struct{}
 }
 
 // threadMeta is what the wire Thread shows besides status and turns.
@@ -145,10 +173,6 @@ type threadMeta struct {
 	gitInfo              *rollout.GitInfo
 }
 
-type subscriber struct {
-	conn *Conn
-}
-
 func newThread(a *app, id string, sess *core.Session, rec *rollout.Recorder, meta threadMeta, status protocol.ThreadStatus) *thread {
 	t := &thread{
 		a:        a,
@@ -158,8 +182,8 @@ func newThread(a *app, id string, sess *core.Session, rec *rollout.Recorder, met
 		log:      a.log.With(zap.String("thread", id)),
 		meta:     meta,
 		proj:     projection.NewThread(id, status),
-		subs:     map[*Conn]*subscriber{},
-		reqs:     map[string]map[*Conn]int64{},
+		hooked:   map[*Conn]bool{},
+		reqs:     map[string]*serverReq{},
 		pumpDone: make(chan struct{}),
 	}
 	t.cond = sync.NewCond(&t.mu)
@@ -184,8 +208,9 @@ func (t *thread) pump() {
 			t.cond.Wait()
 		}
 		t.observe(ev)
-		t.deliverLocked(t.proj.Apply(ev))
+		t.queueLocked(t.proj.Apply(ev)...)
 		t.mu.Unlock()
+		t.flush()
 	}
 }
 
@@ -229,116 +254,170 @@ func (t *thread) hold() (release func()) {
 	t.holds++
 	t.mu.Unlock()
 	var once sync.Once
+	var timer *time.Timer
 	rel := func() {
 		once.Do(func() {
+			timer.Stop()
 			t.mu.Lock()
 			t.holds--
 			t.cond.Broadcast()
 			t.mu.Unlock()
 		})
 	}
-	time.AfterFunc(5*time.Second, rel)
+	timer = time.AfterFunc(5*time.Second, rel)
 	return rel
 }
 
-// deliverLocked sends outputs to the subscribers, in order.
-func (t *thread) deliverLocked(outs []projection.Output) {
+// queueLocked queues outputs for delivery. A server request gets its
+// tracking entry now, so an answer is recognised however fast it comes.
+func (t *thread) queueLocked(outs ...projection.Output) {
 	for _, o := range outs {
-		switch {
-		case o.Request != nil:
-			t.sendRequestLocked(o.Request, nil)
-		case o.Resolved != nil:
-			t.resolvedLocked(o.Resolved.CallID)
-		default:
-			// Encoded once for every subscriber.
-			m, err := newNotification(o.Method, o.Params, time.Now().UnixMilli())
-			if err != nil {
-				t.log.Error("dropping a notification that cannot be encoded", zap.String("method", o.Method), zap.Error(err))
+		if o.Request != nil {
+			t.reqs[o.Request.CallID] = &serverReq{ids: map[*Conn]int64{}, done: make(chan struct{})}
+		}
+		t.outq = append(t.outq, delivery{out: o})
+	}
+}
+
+// flush delivers the queued outputs, in order. mu must not be held.
+func (t *thread) flush() {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	for {
+		t.mu.Lock()
+		batch, subs := t.outq, t.subs
+		t.outq = nil
+		t.mu.Unlock()
+		if len(batch) == 0 {
+			return
+		}
+		for _, d := range batch {
+			t.deliver(d, subs)
+		}
+	}
+}
+
+// deliver sends one output to the subscribers. Only the deliverer (the
+// holder of sendMu) calls it; it may wait for a client.
+func (t *thread) deliver(d delivery, subs []*Conn) {
+	o := d.out
+	switch {
+	case o.Request != nil:
+		t.sendRequest(o.Request, subs, d.only)
+	case o.Resolved != nil:
+		t.resolved(o.Resolved.CallID, subs)
+	default:
+		// Encoded once for every subscriber.
+		m, err := newNotification(o.Method, o.Params, time.Now().UnixMilli())
+		if err != nil {
+			t.log.Error("dropping a notification that cannot be encoded", zap.String("method", o.Method), zap.Error(err))
+			return
+		}
+		for _, c := range subs {
+			if o.Audience == projection.RawEvents && !(t.rawEvents && c.Capabilities().ExperimentalAPI) {
 				continue
 			}
-			for c := range t.subs {
-				if o.Audience == projection.RawEvents && !(t.rawEvents && c.Capabilities().ExperimentalAPI) {
-					continue
-				}
-				if !c.OptedOut(o.Method) {
-					c.enqueue(context.Background(), m)
-				}
+			if !c.OptedOut(o.Method) {
+				c.enqueue(context.Background(), m)
 			}
 		}
 	}
 }
 
-// sendRequestLocked sends a server request to every subscriber (or only
-// to conn, when re-sending to a late subscriber). The first answer wins.
-func (t *thread) sendRequestLocked(r *projection.Pending, only *Conn) {
-	ids := t.reqs[r.CallID]
-	if ids == nil {
-		ids = map[*Conn]int64{}
-		t.reqs[r.CallID] = ids
-	}
-	for c := range t.subs {
+// sendRequest sends a server request to the subscribers (or only to one,
+// re-sending to a late subscriber). The first answer wins.
+func (t *thread) sendRequest(r *projection.Pending, subs []*Conn, only *Conn) {
+	for _, c := range subs {
 		if only != nil && c != only {
 			continue
 		}
-		if _, sent := ids[c]; sent {
-			continue
+		t.mu.Lock()
+		sr := t.reqs[r.CallID]
+		_, sent := sr.idOf(c)
+		t.mu.Unlock()
+		if sr == nil || sent {
+			continue // settled already, or already sent to c
 		}
 		id, ch, err := c.startCall(r.Method, r.Params)
 		if err != nil {
 			continue
 		}
-		ids[c] = id
-		go t.awaitAnswer(r, c, id, ch)
+		t.mu.Lock()
+		if t.reqs[r.CallID] != sr {
+			t.mu.Unlock()
+			c.forget(id)
+			continue
+		}
+		sr.ids[c] = id
+		t.mu.Unlock()
+		go t.awaitAnswer(r, sr, c, id, ch)
 	}
 }
 
-// awaitAnswer waits for one connection's answer to a request.
-func (t *thread) awaitAnswer(r *projection.Pending, c *Conn, id int64, ch <-chan callResult) {
+func (sr *serverReq) idOf(c *Conn) (int64, bool) {
+	if sr == nil {
+		return 0, false
+	}
+	id, ok := sr.ids[c]
+	return id, ok
+}
+
+// awaitAnswer waits for one connection's answer to a request. The first
+// answer settles it: serverRequest/resolved goes out, then the core gets
+// the answer.
+func (t *thread) awaitAnswer(r *projection.Pending, sr *serverReq, c *Conn, id int64, ch <-chan callResult) {
 	var res callResult
 	select {
 	case res = <-ch:
+	case <-sr.done:
+		return
 	case <-c.Done():
 		return
 	case <-t.pumpDone:
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.reqs[r.CallID][c] != id {
-		return // settled already
+	if got, ok := sr.idOf(c); t.reqs[r.CallID] != sr || !ok || got != id {
+		t.mu.Unlock()
+		return // settled, or no longer sent to c
 	}
 	outs, ok := t.proj.Answered(r.CallID)
 	if !ok {
+		t.mu.Unlock()
 		return
 	}
+	t.queueLocked(outs...)
+	t.mu.Unlock()
 	op, err := r.Decode(res.result, res.err)
 	if err != nil {
 		t.log.Warn("malformed answer to a server request", zap.String("method", r.Method), zap.Error(err))
 		op, _ = r.Decode(nil, err)
 	}
-	t.deliverLocked(outs)
+	t.flush()
 	if _, _, err := t.sess.Submit(context.Background(), op); err != nil {
 		t.log.Warn("could not hand an answer to the core", zap.Error(err))
 	}
 }
 
-// resolvedLocked sends serverRequest/resolved for a request to each
-// connection it was sent to, with that connection's request id; late
-// answers are then ignored.
-func (t *thread) resolvedLocked(callID string) {
-	ids := t.reqs[callID]
+// resolved sends serverRequest/resolved for a request to each subscriber
+// it was sent to, with that connection's request id; late answers are
+// then ignored.
+func (t *thread) resolved(callID string, subs []*Conn) {
+	t.mu.Lock()
+	sr := t.reqs[callID]
 	delete(t.reqs, callID)
-	conns := make([]*Conn, 0, len(ids))
-	for c := range ids {
-		conns = append(conns, c)
+	t.mu.Unlock()
+	if sr == nil {
+		return
 	}
-	sort.Slice(conns, func(i, j int) bool { return conns[i].ID() < conns[j].ID() })
-	for _, c := range conns {
-		c.forget(ids[c])
-		if _, still := t.subs[c]; !still {
+	close(sr.done)
+	for _, c := range subs {
+		id, ok := sr.ids[c]
+		if !ok {
 			continue
 		}
-		c.Notify("serverRequest/resolved", protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(ids[c])})
+		c.forget(id)
+		c.Notify("serverRequest/resolved", protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(id)})
 	}
 }
 
@@ -354,12 +433,20 @@ func (t *thread) subscribe(c *Conn) bool {
 func (t *thread) subscribeQuiet(c *Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.subs[c]; ok {
+	if slices.Contains(t.subs, c) {
 		return true
 	}
-	t.subs[c] = &subscriber{conn: c}
+	t.subs = append(slices.Clip(t.subs), c)
 	t.armUnloadLocked()
-	c.OnClose(func() { t.unsubscribe(c) })
+	if !t.hooked[c] {
+		t.hooked[c] = true
+		c.OnClose(func() {
+			t.unsubscribe(c)
+			t.mu.Lock()
+			delete(t.hooked, c)
+			t.mu.Unlock()
+		})
+	}
 	return false
 }
 
@@ -367,27 +454,30 @@ func (t *thread) subscribeQuiet(c *Conn) bool {
 // in the order they were made.
 func (t *thread) replayPending(c *Conn) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, ok := t.subs[c]; !ok {
+	if !slices.Contains(t.subs, c) {
+		t.mu.Unlock()
 		return
 	}
 	for _, r := range t.proj.PendingRequests() {
-		t.sendRequestLocked(r, c)
+		t.outq = append(t.outq, delivery{out: projection.Output{Request: r}, only: c})
 	}
+	t.mu.Unlock()
+	t.flush()
 }
 
 // unsubscribe removes c; it reports whether c was subscribed.
 func (t *thread) unsubscribe(c *Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.subs[c]; !ok {
+	i := slices.Index(t.subs, c)
+	if i < 0 {
 		return false
 	}
-	delete(t.subs, c)
-	for _, ids := range t.reqs {
-		if id, ok := ids[c]; ok {
+	t.subs = slices.Delete(slices.Clone(t.subs), i, i+1)
+	for _, sr := range t.reqs {
+		if id, ok := sr.ids[c]; ok {
 			c.forget(id)
-			delete(ids, c)
+			delete(sr.ids, c)
 		}
 	}
 	t.armUnloadLocked()
@@ -427,6 +517,12 @@ func (t *thread) stopUnloadTimerLocked() {
 func (t *thread) unloadIfIdle() {
 	t.mu.Lock()
 	if t.closed || t.turnRunning || t.proj.ActiveTurnID() != "" {
+		t.mu.Unlock()
+		return
+	}
+	if st, _ := t.sess.Status(); st != core.StatusIdle {
+		// A turn the pump has not seen start yet: try again later.
+		t.armUnloadLocked()
 		t.mu.Unlock()
 		return
 	}
@@ -471,13 +567,11 @@ func (t *thread) status() protocol.ThreadStatus {
 	return t.proj.Status()
 }
 
-// notifySubscribers sends a notification to every subscriber.
+// notifySubscribers sends a notification to every subscriber, after
+// everything queued before it.
 func (t *thread) notifySubscribers(method string, params any) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for c := range t.subs {
-		c.Notify(method, params)
-	}
+	t.queueLocked(projection.Output{Method: method, Params: params})
+	t.mu.Unlock()
+	t.flush()
 }
-
-var _ = json.Marshal
