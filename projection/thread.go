@@ -251,12 +251,14 @@ func (p *Thread) Apply(ev core.Event) []Output {
 			out = p.setStatus(out, protocol.StatusIdle())
 		}
 		p.turn = nil
+		p.forgetItems()
 		out = append(out, p.notify("turn/completed", protocol.TurnNotification{ThreadID: p.threadID, Turn: turn}))
 		return p.resolveAll(out)
 	case core.TurnAborted:
 		turn := p.endedTurn(turnID, m.CompletedAt.Unix(), m.Duration.Milliseconds())
 		turn.Status = protocol.TurnInterrupted
 		p.turn = nil
+		p.forgetItems()
 		out = p.setStatus(out, protocol.StatusIdle())
 		out = append(out, p.notify("turn/completed", protocol.TurnNotification{ThreadID: p.threadID, Turn: turn}))
 		return p.resolveAll(out)
@@ -413,6 +415,14 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		return nil
 	}
 	panic("projection: no decision for core event " + typeOf(ev.Msg))
+}
+
+// forgetItems drops the per-item state of a turn that ended: items it
+// left open (a message cut by an interrupt) never complete, so their
+// entries would otherwise stay for the life of the thread.
+func (p *Thread) forgetItems() {
+	clear(p.itemStart)
+	clear(p.utf8Tail)
 }
 
 // endedTurn builds the Turn of a turn/completed.
