@@ -404,7 +404,7 @@ func (s *Session) retrying(t *turn, attempt func() error) error {
 		}
 		delay := me.RetryAfter
 		if delay == 0 {
-			delay = backoff(n)
+			delay = model.Backoff(n)
 		}
 		kind, status := errorKindOf(me)
 		if kind == KindInternalServerError {
