@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/protocol"
 )
 
@@ -17,7 +17,7 @@ func typeOf(v any) string { return reflect.TypeOf(v).String() }
 func execApprovalParams(threadID, turnID string, m core.ExecApprovalRequest) protocol.CommandExecutionRequestApprovalParams {
 	kind := protocol.ApprovalKindCommand
 	env := "local"
-	cmd := shellQuote(m.Command)
+	cmd := policy.ShellQuote(m.Command)
 	cwd := m.Cwd
 	p := protocol.CommandExecutionRequestApprovalParams{
 		Kind:           &kind,
@@ -45,32 +45,6 @@ func execApprovalParams(threadID, turnID string, m core.ExecApprovalRequest) pro
 		}
 	}
 	return p
-}
-
-// shellQuote joins argv for display the way a shell would read it back.
-func shellQuote(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		parts[i] = quoteArg(a)
-	}
-	return strings.Join(parts, " ")
-}
-
-func quoteArg(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 // Decode turns a client's answer to r into the core Op that carries it.
