@@ -451,3 +451,34 @@ func TestTraceContextReachesProvider(t *testing.T) {
 		t.Fatalf("provider headers %v", h)
 	}
 }
+
+// Raw events go only to experimental connections on threads started with
+// experimentalRawEvents, which needs the capability.
+func TestRawEventsOptIn(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "raw"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, ""), Listen: []string{"ws://127.0.0.1:0"}})
+	plain := d.DialWS(WSOptions{})
+	plain.Initialize("plain", nil)
+	WantError(t, plain.Call("thread/start", map[string]any{"experimentalRawEvents": true}), codeInvalidRequest,
+		"thread/start.experimentalRawEvents requires experimentalApi capability")
+	exp := d.DialWS(WSOptions{})
+	exp.Initialize("exp", map[string]any{"experimentalApi": true})
+	id := startThread(t, exp, map[string]any{"cwd": t.TempDir(), "experimentalRawEvents": true})
+	WantResult(t, plain.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true}))
+	msgs := runTurn(t, exp, id, "go")
+	raws := 0
+	for _, msg := range msgs {
+		if msg.Method == "rawResponseItem/completed" {
+			raws++
+		}
+	}
+	if raws < 3 || !slices.Contains(methods(msgs), "rawResponse/completed") {
+		t.Fatalf("experimental client got %d raw items: %v", raws, methods(msgs))
+	}
+	for _, msg := range collectUntil(plain, isMethod("turn/completed")) {
+		if strings.HasPrefix(msg.Method, "raw") {
+			t.Fatalf("non-experimental client got %s", msg.Method)
+		}
+	}
+}
