@@ -151,9 +151,6 @@ func (u *utility) commandExecWrite(ctx context.Context, c *Conn, params any) (an
 			return nil, protocol.InvalidRequest("command/exec/write requires valid base64 deltaBase64: %v", err)
 		}
 	}
-	if p.CloseStdin && !proc.spec.req.TTY {
-		return nil, protocol.InvalidRequest("command/exec/write closeStdin is only supported with tty: true in this agentd version")
-	}
 	if err := proc.write(ctx, data, p.CloseStdin); err != nil {
 		return nil, err
 	}

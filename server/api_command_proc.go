@@ -315,23 +315,25 @@ func (p *execProc) write(ctx context.Context, data []byte, closeStdin bool) erro
 	if id == 0 {
 		return errNoActiveExec(p.id)
 	}
-	chars := string(data)
+	if len(data) > 0 {
+		res, err := p.mgr.WriteStdin(ctx, id, string(data), 0)
+		if errors.Is(err, exec.ErrUnknownSession) {
+			return errNoActiveExec(p.id)
+		}
+		if err != nil {
+			return protocol.Errorf(protocol.CodeInternalError, "command/exec/write: %v", err)
+		}
+		p.finish(res)
+	}
 	if closeStdin {
-		// On a terminal, end of input is the EOF character (Ctrl-D),
-		// which the terminal turns into end of file for the reader.
-		chars += "\x04"
+		err := p.mgr.CloseStdin(id)
+		if errors.Is(err, exec.ErrUnknownSession) {
+			return nil // it ended meanwhile
+		}
+		if err != nil {
+			return protocol.Errorf(protocol.CodeInternalError, "command/exec/write: %v", err)
+		}
 	}
-	if chars == "" {
-		return nil
-	}
-	res, err := p.mgr.WriteStdin(ctx, id, chars, 0)
-	if errors.Is(err, exec.ErrUnknownSession) {
-		return errNoActiveExec(p.id)
-	}
-	if err != nil {
-		return protocol.Errorf(protocol.CodeInternalError, "command/exec/write: %v", err)
-	}
-	p.finish(res)
 	return nil
 }
 

@@ -217,16 +217,22 @@ func TestCommandExecStdin(t *testing.T) {
 	WantError(t, c.Call("command/exec/write", map[string]any{"processId": "in1", "deltaBase64": b64("late\n")}), codeInvalidRequest,
 		`no active command/exec for process id "in1"`)
 
-	// Closing a pipe's input needs a change in the process manager;
-	// until then it is refused clearly (and nothing is written).
+	// closeStdin on a pipe: the data, then end of file, so cat ends.
 	id = c.Request("command/exec", map[string]any{
 		"command": []string{"cat"}, "processId": "in2", "streamStdin": true, "streamStdoutStderr": true, "sandboxPolicy": noSandbox,
 	})
-	WantError(t, c.Call("command/exec/write", map[string]any{"processId": "in2", "deltaBase64": b64("x"), "closeStdin": true}), codeInvalidRequest,
-		"command/exec/write closeStdin is only supported with tty: true in this agentd version")
 	WantError(t, c.Call("command/exec/write", map[string]any{"processId": "in2", "deltaBase64": "%%%"}), codeInvalidRequest, "")
-	validResult(t, "command/exec/terminate", c.Call("command/exec/terminate", map[string]any{"processId": "in2"}), nil)
-	if s := collect(t, c, id, "in2"); s.stdout != "" || s.result.ExitCode == 0 {
+	validResult(t, "command/exec/write", c.Call("command/exec/write", map[string]any{"processId": "in2", "deltaBase64": b64("last words"), "closeStdin": true}), nil)
+	if s := collect(t, c, id, "in2"); s.stdout != "last words" || s.result.ExitCode != 0 {
+		t.Fatalf("after closeStdin: %+v", s)
+	}
+
+	// terminate ends a command that keeps reading.
+	id = c.Request("command/exec", map[string]any{
+		"command": []string{"cat"}, "processId": "in3", "streamStdin": true, "streamStdoutStderr": true, "sandboxPolicy": noSandbox,
+	})
+	validResult(t, "command/exec/terminate", c.Call("command/exec/terminate", map[string]any{"processId": "in3"}), nil)
+	if s := collect(t, c, id, "in3"); s.stdout != "" || s.result.ExitCode == 0 {
 		t.Fatalf("after terminate: %+v", s)
 	}
 }

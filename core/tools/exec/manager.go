@@ -372,6 +372,17 @@ func (m *Manager) WriteStdin(ctx context.Context, id int, chars string, yield ti
 	return res, ctx.Err()
 }
 
+// CloseStdin ends the input of session id (see process.closeStdin).
+func (m *Manager) CloseStdin(id int) error {
+	m.mu.Lock()
+	p, ok := m.sessions[id]
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w %d", ErrUnknownSession, id)
+	}
+	return p.closeStdin()
+}
+
 func (m *Manager) forget(id int, p *process) {
 	m.mu.Lock()
 	if m.sessions[id] == p {

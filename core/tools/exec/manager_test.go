@@ -634,3 +634,27 @@ func TestOutputNotLostWhenReaderIsLate(t *testing.T) {
 		}
 	}
 }
+
+// CloseStdin ends a pipe input: cat sees end of file and exits.
+func TestCloseStdinEndsPipeInput(t *testing.T) {
+	m := NewManager(Options{})
+	defer m.Close()
+	ctx := context.Background()
+	res, err := m.Start(ctx, Request{Argv: []string{"cat"}, YieldTime: 200 * time.Millisecond})
+	if err != nil || !res.Running {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	if _, err := m.WriteStdin(ctx, res.SessionID, "bye", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CloseStdin(res.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	end, err := m.WriteStdin(ctx, res.SessionID, "", 10*time.Second)
+	if err != nil || end.Running || end.ExitCode != 0 || end.Aggregated != "bye" {
+		t.Fatalf("after CloseStdin: %+v %v", end, err)
+	}
+	if _, err := m.WriteStdin(ctx, res.SessionID, "more", 0); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("write after the end: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +49,8 @@ type process struct {
 	// stdin is the pipe or terminal the command reads; nil when its
 	// input is /dev/null.
 	stdin *os.File
+	// stdinClosed is set once CloseStdin ended a pipe input.
+	stdinClosed atomic.Bool
 	// master is the terminal's controlling side (tty only).
 	master *os.File
 	// readers are our ends of the output pipes (or the master).
@@ -390,10 +393,23 @@ func (p *process) done() bool {
 	}
 }
 
+// closeStdin ends the command's input: end of file on a pipe, the EOF
+// character (Ctrl-D) on a terminal, which the terminal turns into end of
+// file for the reader.
+func (p *process) closeStdin() error {
+	if p.tty {
+		return p.writeStdin("\x04", time.Now().Add(time.Second))
+	}
+	if p.stdin == nil || !p.stdinClosed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return p.stdin.Close()
+}
+
 // writeStdin writes chars to the command's input, giving up at deadline
 // when the command does not read.
 func (p *process) writeStdin(chars string, deadline time.Time) error {
-	if p.stdin == nil {
+	if p.stdin == nil || p.stdinClosed.Load() {
 		return errors.New("the command's input is closed")
 	}
 	if p.done() {
