@@ -204,7 +204,7 @@ func NewSession(cfg Config) (*Session, error) {
 		},
 	}
 	s.tools = s.builtinTools()
-	s.exec = newExecState()
+	s.exec = newExecState(s)
 	s.approvals = policy.NewSessionApprovals()
 	if len(cfg.History) > 0 {
 		s.hist.append("", cfg.History...)

@@ -28,8 +28,22 @@ type bgCommand struct {
 	start time.Time
 }
 
-func newExecState() *execState {
-	return &execState{mgr: exec.NewManager(exec.Options{}), bg: map[int]*bgCommand{}}
+func newExecState(s *Session) *execState {
+	st := &execState{bg: map[int]*bgCommand{}}
+	st.mgr = exec.NewManager(exec.Options{OnEvict: func(id int) {
+		// A background command ended to make room: its item ends too.
+		st.mu.Lock()
+		bg := st.bg[id]
+		delete(st.bg, id)
+		st.mu.Unlock()
+		if bg != nil {
+			out := "terminated: too many commands were running in the background"
+			bg.item.AggregatedOutput = &out
+			bg.item.Status = StatusFailed
+			s.emit(bg.t.subID, bg.t.id, ItemCompleted{Item: bg.item})
+		}
+	}})
+	return st
 }
 
 // execDecision is what the policy says for a command, plus whether the

@@ -119,6 +119,9 @@ type SessionInfo struct {
 type Options struct {
 	MaxSessions int
 	OutputCap   int
+	// OnEvict, when set, is told the id of a session ended to make room
+	// for a new one (called without the manager's lock held).
+	OnEvict func(id int)
 }
 
 // Manager starts commands and keeps the ones that outlive their call as
@@ -126,6 +129,7 @@ type Options struct {
 type Manager struct {
 	maxSessions int
 	outputCap   int
+	onEvict     func(id int)
 
 	// mu guards the fields that follow.
 	mu       sync.Mutex
@@ -146,6 +150,7 @@ func NewManager(o Options) *Manager {
 	return &Manager{
 		maxSessions: o.MaxSessions,
 		outputCap:   o.OutputCap,
+		onEvict:     o.OnEvict,
 		live:        make(map[*process]struct{}),
 		sessions:    make(map[int]*process),
 	}
@@ -257,6 +262,9 @@ func (m *Manager) register(p *process, res *Result) []string {
 		return nil
 	}
 	victim.kill("too many sessions")
+	if m.onEvict != nil {
+		m.onEvict(victimID)
+	}
 	return []string{fmt.Sprintf("session %d (%s) was terminated: at most %d sessions can be open at once",
 		victimID, policy.ShellQuote(victim.argv), m.maxSessions)}
 }

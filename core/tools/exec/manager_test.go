@@ -658,3 +658,22 @@ func TestCloseStdinEndsPipeInput(t *testing.T) {
 		t.Fatalf("write after the end: %v", err)
 	}
 }
+
+// OnEvict is told which session made room for a new one.
+func TestOnEvictReportsSession(t *testing.T) {
+	var evicted []int
+	m := NewManager(Options{MaxSessions: 1, OnEvict: func(id int) { evicted = append(evicted, id) }})
+	defer m.Close()
+	ctx := context.Background()
+	first, err := m.Start(ctx, Request{Argv: []string{"sleep", "30"}, YieldTime: 100 * time.Millisecond})
+	if err != nil || !first.Running {
+		t.Fatalf("%+v %v", first, err)
+	}
+	second, err := m.Start(ctx, Request{Argv: []string{"sleep", "30"}, YieldTime: 100 * time.Millisecond})
+	if err != nil || !second.Running {
+		t.Fatalf("%+v %v", second, err)
+	}
+	if len(evicted) != 1 || evicted[0] != first.SessionID {
+		t.Fatalf("evicted %v, want [%d]", evicted, first.SessionID)
+	}
+}
