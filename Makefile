@@ -33,13 +33,13 @@ BENCH_COUNT ?= 1
 BENCH_E2E := 'Turn20k|DeltaLatency'
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/ ./core/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/
 	$(GO) test -run '^$$' -bench . -skip $(BENCH_E2E) -benchtime 2s -count $(BENCH_COUNT) ./test/
 	$(GO) test -run '^$$' -bench $(BENCH_E2E) -benchtime 3x -count $(BENCH_COUNT) -timeout 30m ./test/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME) ./server/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME) ./server/rpc/
 
 lint: fmt vet staticcheck
 

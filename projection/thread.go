@@ -109,6 +109,17 @@ func (p *Thread) PendingRequests() []*Pending {
 	return out
 }
 
+// Waiting reports whether r is still waiting for its first answer: made,
+// neither answered nor resolved.
+func (p *Thread) Waiting(r *Pending) bool {
+	for _, x := range p.pending {
+		if x == r {
+			return !r.answered
+		}
+	}
+	return false
+}
+
 // Lookup returns the pending request for callID.
 func (p *Thread) Lookup(callID string) (*Pending, bool) {
 	for _, r := range p.pending {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/rpc"
 )
 
 // The test hooks exist only when AGENTD_TEST_HOOKS=1 (see TestHooksEnv):
@@ -39,12 +40,8 @@ type testCallParams struct {
 	Params json.RawMessage `json:"params"`
 }
 
-func (s *Server) registerTestHooks() {
-	s.Handle("test/sleep", func(ctx context.Context, c *Conn, params any) (any, error) {
-		var p testSleepParams
-		if err := decodeTestParams(params, &p); err != nil {
-			return nil, err
-		}
+func registerTestHooks(s *rpc.Server) {
+	rpc.Handle(s, "test/sleep", func(ctx context.Context, _ *rpc.Request, p *testSleepParams) (any, error) {
 		t := time.NewTimer(time.Duration(p.Ms) * time.Millisecond)
 		defer t.Stop()
 		select {
@@ -54,11 +51,8 @@ func (s *Server) registerTestHooks() {
 		}
 		return map[string]int64{"slept": p.Ms}, nil
 	})
-	s.Handle("test/emit", func(ctx context.Context, c *Conn, params any) (any, error) {
-		var p testEmitParams
-		if err := decodeTestParams(params, &p); err != nil {
-			return nil, err
-		}
+	rpc.Handle(s, "test/emit", func(ctx context.Context, r *rpc.Request, p *testEmitParams) (any, error) {
+		c := r.Conn()
 		if p.Count <= 0 {
 			p.Count = 1
 		}
@@ -94,30 +88,19 @@ func (s *Server) registerTestHooks() {
 		}
 		return map[string]int{"emitted": p.Count}, nil
 	})
-	s.Handle("test/call", func(ctx context.Context, c *Conn, params any) (any, error) {
-		var p testCallParams
-		if err := decodeTestParams(params, &p); err != nil {
-			return nil, err
-		}
+	rpc.Handle(s, "test/call", func(ctx context.Context, r *rpc.Request, p *testCallParams) (any, error) {
 		var callParams any
 		if p.Params != nil {
 			callParams = p.Params
 		}
-		res, err := c.Call(ctx, p.Method, callParams)
+		call, err := r.Conn().Request(p.Method, callParams)
+		if err != nil {
+			return nil, err
+		}
+		res, err := call.Wait(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]json.RawMessage{"result": res}, nil
 	})
-}
-
-func decodeTestParams(params any, v any) error {
-	raw, _ := params.(json.RawMessage)
-	if len(raw) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return protocol.InvalidRequest("Invalid request: %v", err)
-	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd-dev/agentd/server"
 	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/transport"
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
@@ -33,7 +34,7 @@ const inprocDeltas = 20000
 
 // inprocServer returns a server whose model is m, with home in a
 // temporary directory.
-func inprocServer(b *testing.B, m *mockmodel.Server) (*server.Server, string) {
+func inprocServer(b *testing.B, m *mockmodel.Server) (*rpc.Server, string) {
 	home := b.TempDir()
 	if err := os.WriteFile(filepath.Join(home, config.FileName), []byte(benchConfig(m.URL())), 0o600); err != nil {
 		b.Fatal(err)
@@ -47,7 +48,7 @@ func inprocServer(b *testing.B, m *mockmodel.Server) (*server.Server, string) {
 
 // inprocStdio connects a benchClient to s over OS pipes, framed as the
 // stdio transport frames them.
-func inprocStdio(b *testing.B, s *server.Server) *benchClient {
+func inprocStdio(b *testing.B, s *rpc.Server) *benchClient {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -93,7 +94,7 @@ func inprocStdio(b *testing.B, s *server.Server) *benchClient {
 }
 
 // inprocWS connects a benchClient to s over a loopback WebSocket.
-func inprocWS(b *testing.B, s *server.Server, home string) *benchClient {
+func inprocWS(b *testing.B, s *rpc.Server, home string) *benchClient {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	ep, err := transport.ParseListenURL("ws://127.0.0.1:0", home)
@@ -132,7 +133,7 @@ func inprocWS(b *testing.B, s *server.Server, home string) *benchClient {
 	return c
 }
 
-func benchInProcess(b *testing.B, dial func(*server.Server, string) *benchClient) {
+func benchInProcess(b *testing.B, dial func(*rpc.Server, string) *benchClient) {
 	text := benchText(inprocDeltas)
 	m := mockmodel.New(b)
 	s, home := inprocServer(b, m)
@@ -175,10 +176,10 @@ func benchInProcess(b *testing.B, dial func(*server.Server, string) *benchClient
 // BenchmarkDeltaInProcessStdio: the outbound path of a delta to one stdio
 // client (see the top of the file).
 func BenchmarkDeltaInProcessStdio(b *testing.B) {
-	benchInProcess(b, func(s *server.Server, _ string) *benchClient { return inprocStdio(b, s) })
+	benchInProcess(b, func(s *rpc.Server, _ string) *benchClient { return inprocStdio(b, s) })
 }
 
 // BenchmarkDeltaInProcessWS: the same to one WebSocket client.
 func BenchmarkDeltaInProcessWS(b *testing.B) {
-	benchInProcess(b, func(s *server.Server, home string) *benchClient { return inprocWS(b, s, home) })
+	benchInProcess(b, func(s *rpc.Server, home string) *benchClient { return inprocWS(b, s, home) })
 }

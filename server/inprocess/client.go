@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/agentd-dev/agentd/server/rpc"
+
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core/policy"
@@ -94,7 +96,7 @@ func (r *ServerRequest) RespondError(ctx context.Context, perr *protocol.Error) 
 // Client is one in-process connection. Its methods are safe for
 // concurrent use.
 type Client struct {
-	srv *server.Server
+	srv *rpc.Server
 	// own says that Start created srv, so Close shuts it down.
 	own bool
 	st  transport.Stream
@@ -139,7 +141,7 @@ func Start(ctx context.Context, cfg *config.Config, log *zap.Logger, o Options) 
 
 // Connect opens a connection to a running server s and performs the
 // handshake (initialize, then initialized).
-func Connect(ctx context.Context, s *server.Server, o Options) (*Client, error) {
+func Connect(ctx context.Context, s *rpc.Server, o Options) (*Client, error) {
 	buffer := o.Buffer
 	if buffer <= 0 {
 		buffer = DefaultBuffer
@@ -179,7 +181,7 @@ func Connect(ctx context.Context, s *server.Server, o Options) (*Client, error) 
 func (c *Client) Initialize() InitializeResult { return c.init }
 
 // Server returns the server the client is connected to.
-func (c *Client) Server() *server.Server { return c.srv }
+func (c *Client) Server() *rpc.Server { return c.srv }
 
 // Events returns the server's notifications and requests, in order. The
 // channel is closed after the connection ends and every event before

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package server
-
-// birthTimeMs returns 0: creation times are only read on Linux.
-func birthTimeMs(string, bool) int64 { return 0 }

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/threads"
+	"github.com/agentd-dev/agentd/server/utility"
+)
+
+// TestHooksEnv enables the test-only methods (test/sleep, test/emit,
+// test/call) when set to "1". Never set it in production.
+const TestHooksEnv = "AGENTD_TEST_HOOKS"
+
+// New returns the daemon for cfg: the JSON-RPC engine with the thread
+// layer and the utility methods registered (and the test hooks, when
+// TestHooksEnv asks for them). Logs go to log (nil: nowhere).
+func New(cfg *config.Config, log *zap.Logger) *rpc.Server {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := rpc.New(rpc.Options{
+		Limits: rpc.Limits{
+			MaxInflightPerConnection: cfg.Server.MaxInflightPerConnection,
+			MaxInflight:              cfg.Server.MaxInflight,
+			MaxMessageBytes:          cfg.Server.MaxMessageBytes,
+			OutboundQueueSize:        cfg.Server.OutboundQueueSize,
+			ShutdownTimeout:          cfg.Server.ShutdownTimeout,
+		},
+		Home:       cfg.Home,
+		Logger:     log,
+		Initialize: initializer(cfg),
+	})
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = "/"
+	}
+	if err := threads.Register(s, threads.Options{Config: cfg, Log: log, Version: Version, Cwd: cwd}); err != nil {
+		// The daemon still serves the handshake and the utility methods.
+		log.Error("thread layer unavailable", zap.Error(err))
+	}
+	utility.Register(s, utility.Options{Config: cfg, Log: log, Cwd: cwd})
+	if os.Getenv(TestHooksEnv) == "1" {
+		registerTestHooks(s)
+	}
+	return s
+}
+
+// initializer answers initialize: who we are, and then a configWarning
+// for each problem found in the configuration.
+func initializer(cfg *config.Config) func(rpc.ClientInfo) (any, []rpc.Notification) {
+	return func(ci rpc.ClientInfo) (any, []rpc.Notification) {
+		var warnings []rpc.Notification
+		for _, w := range cfg.Warnings {
+			p := protocol.ConfigWarningNotification{Summary: w.Summary}
+			if w.Details != "" {
+				d := w.Details
+				p.Details = &d
+			}
+			if n, err := rpc.NewNotification("configWarning", p); err == nil {
+				warnings = append(warnings, n)
+			}
+		}
+		return protocol.InitializeResponse{
+			UserAgent:      userAgent(ci),
+			CodexHome:      protocol.AbsPath(cfg.Home),
+			PlatformFamily: platformFamily(),
+			PlatformOs:     platformOS(),
+		}, warnings
+	}
+}
+
+// userAgent is "<client>/<our version> (<os>; <arch>) (<client>; <client version>)".
+func userAgent(ci rpc.ClientInfo) string {
+	return fmt.Sprintf("%s/%s (%s; %s) (%s; %s)", ci.Name, Version, runtime.GOOS, archName(), ci.Name, ci.Version)
+}
+
+func archName() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}
+
+func platformFamily() string {
+	if runtime.GOOS == "windows" {
+		return "windows"
+	}
+	return "unix"
+}
+
+func platformOS() string {
+	if runtime.GOOS == "darwin" {
+		return "macos"
+	}
+	return runtime.GOOS
+}

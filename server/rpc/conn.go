@@ -1,0 +1,381 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/transport"
+	"go.uber.org/zap"
+)
+
+// ErrConnClosed is returned by Call when the connection ended before the
+// client answered.
+var ErrConnClosed = errors.New("connection closed")
+
+// ClientInfo is what the client said about itself in initialize.
+type ClientInfo struct {
+	Name    string
+	Title   string
+	Version string
+}
+
+// Capabilities are what the client declared in initialize.
+type Capabilities struct {
+	// ExperimentalAPI opts into experimental methods, fields and enum
+	// variants on this connection.
+	ExperimentalAPI bool
+	// OptOutNotificationMethods lists notification methods never sent to
+	// this connection (exact names; unknown names are kept and ignored).
+	OptOutNotificationMethods []string
+}
+
+// session is what initialize established; it never changes afterwards, so
+// it is read without locks.
+type session struct {
+	info   ClientInfo
+	caps   Capabilities
+	optOut map[string]struct{}
+}
+
+// Conn is one client connection. Everything about it is independent of
+// every other connection: its handshake, capabilities, opt-outs, in-flight
+// limit, server-request ids and outbound queue.
+type Conn struct {
+	id     uint64
+	srv    *Server
+	stream transport.Stream
+	info   transport.Info
+	log    *zap.Logger
+	out    *outbox
+
+	// ctx is cancelled when the connection ends; handler contexts derive
+	// from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	sess atomic.Pointer[session]
+
+	done       chan struct{} // closed when the connection has ended
+	closeOnce  sync.Once
+	writerDone chan struct{}
+	streamDone chan struct{}
+	// handlers counts this connection's running handlers.
+	handlers sync.WaitGroup
+	// warnedSlow is set once the client was logged as falling behind.
+	warnedSlow atomic.Bool
+
+	// mu guards the fields that follow.
+	mu         sync.Mutex
+	closed     bool
+	inflight   int
+	calls      map[int64]*Call // server requests awaiting an answer
+	nextCallID int64
+	onClose    []func()
+}
+
+func newConn(s *Server, id uint64, st transport.Stream) *Conn {
+	info := st.Info()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Conn{
+		id:         id,
+		srv:        s,
+		stream:     st,
+		info:       info,
+		out:        newOutbox(s.lim.OutboundQueueSize, info.WaitWhenFull),
+		ctx:        ctx,
+		cancel:     cancel,
+		done:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		streamDone: make(chan struct{}),
+		calls:      map[int64]*Call{},
+	}
+	fields := []zap.Field{zap.Uint64("conn", id), zap.String("transport", info.Transport)}
+	if info.Remote != "" {
+		fields = append(fields, zap.String("remote", info.Remote))
+	}
+	c.log = s.log.With(fields...)
+	return c
+}
+
+// ID returns the connection's id, unique within the process.
+func (c *Conn) ID() uint64 { return c.id }
+
+// Transport names the connection's transport, for logs.
+func (c *Conn) Transport() string { return c.info.Transport }
+
+// Initialized reports whether initialize succeeded on this connection.
+func (c *Conn) Initialized() bool { return c.sess.Load() != nil }
+
+// ClientInfo returns the client's initialize clientInfo (zero before).
+func (c *Conn) ClientInfo() ClientInfo {
+	if s := c.sess.Load(); s != nil {
+		return s.info
+	}
+	return ClientInfo{}
+}
+
+// Capabilities returns the client's declared capabilities (zero before
+// initialize).
+func (c *Conn) Capabilities() Capabilities {
+	if s := c.sess.Load(); s != nil {
+		return s.caps
+	}
+	return Capabilities{}
+}
+
+// OptedOut reports whether the client asked not to receive method.
+func (c *Conn) OptedOut(method string) bool {
+	s := c.sess.Load()
+	if s == nil {
+		return false
+	}
+	_, ok := s.optOut[method]
+	return ok
+}
+
+// Logger returns the connection's logger (with its id as a field).
+func (c *Conn) Logger() *zap.Logger { return c.log }
+
+// Context returns a context cancelled when the connection ends.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Done returns a channel closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// OnClose registers fn to run once the connection has ended, on its own
+// goroutine (so it may take locks that a notifier holds). If the
+// connection already ended, fn runs right away (also on its own goroutine).
+func (c *Conn) OnClose(fn func()) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		go fn()
+		return
+	}
+	c.onClose = append(c.onClose, fn)
+	c.mu.Unlock()
+}
+
+// Notify sends a notification with a top-level emittedAtMs, unless the
+// client opted out of method. On a socket it never blocks: when the client
+// cannot keep up, deltas are coalesced and then the connection is dropped
+// (logged). On stdio and in-process connections it waits for room instead.
+// After the connection ended it does nothing.
+func (c *Conn) Notify(method string, params any) {
+	if c.OptedOut(method) {
+		return
+	}
+	n, err := NewNotification(method, params)
+	if err != nil {
+		c.log.Error("dropping notification that cannot be encoded", zap.String("method", method), zap.Error(err))
+		return
+	}
+	c.enqueue(context.Background(), n.m)
+}
+
+// Send sends an encoded notification, unless the client opted out of its
+// method; otherwise as Notify.
+func (c *Conn) Send(n Notification) {
+	if c.OptedOut(n.m.method) {
+		return
+	}
+	c.enqueue(context.Background(), n.m)
+}
+
+// enqueue offers m to the outbox and applies the overflow policy's last
+// step: a client that cannot keep up and may not be waited for is
+// disconnected.
+func (c *Conn) enqueue(ctx context.Context, m outMsg) bool {
+	return c.outcome(c.out.push(ctx, m))
+}
+
+// outcome applies the overflow policy's last step to the result of a push.
+func (c *Conn) outcome(err error) bool {
+	if err == nil {
+		if !c.warnedSlow.Load() && c.out.coalescedCount() > 0 && c.warnedSlow.CompareAndSwap(false, true) {
+			c.log.Warn("client is falling behind; coalescing deltas")
+		}
+		return true
+	}
+	if errors.Is(err, errOutboxFull) {
+		c.closeWith(errors.New("client is not reading fast enough: outbound queue full"))
+	}
+	return false
+}
+
+// resultMsg encodes the answer to request id with result; a result that
+// cannot be encoded becomes an internal error.
+func (c *Conn) resultMsg(id json.RawMessage, result any) outMsg {
+	data, err := encodeResponse(id, result)
+	if err != nil {
+		c.log.Error("cannot encode result", zap.ByteString("id", id), zap.Error(err))
+		return errorMsg(id, protocol.Errorf(protocol.CodeInternalError, "internal error: cannot encode result: %v", err))
+	}
+	return outMsg{data: data}
+}
+
+// errorMsg encodes the answer to request id (null when unknown) with perr.
+func errorMsg(id json.RawMessage, perr *protocol.Error) outMsg {
+	if perr.Code == 0 {
+		perr = &protocol.Error{Code: protocol.CodeInternalError, Message: perr.Message}
+	}
+	return outMsg{data: encodeError(id, perr)}
+}
+
+// sendError answers request id (null when unknown) with perr.
+func (c *Conn) sendError(id json.RawMessage, perr *protocol.Error) bool {
+	return c.enqueue(context.Background(), errorMsg(id, perr))
+}
+
+// run serves the connection until it ends. It returns once the stream is
+// closed.
+func (c *Conn) run() {
+	c.log.Info("connection opened")
+	go c.writeLoop()
+	go func() {
+		err := c.readLoop()
+		c.readEnded(err)
+	}()
+	<-c.done
+	<-c.streamDone
+}
+
+// writeLoop is the only writer of the stream: it takes what the outbox
+// holds, writes it and flushes, until the outbox is closed and drained.
+func (c *Conn) writeLoop() {
+	defer close(c.writerDone)
+	var batch []outMsg
+	for {
+		var ok bool
+		batch, ok = c.out.take(batch)
+		if !ok {
+			return
+		}
+		for i := range batch {
+			if err := c.stream.Write(c.ctx, batch[i].data); err != nil {
+				c.closeWith(writeError(err))
+				return
+			}
+		}
+		if err := c.stream.Flush(); err != nil {
+			c.closeWith(writeError(err))
+			return
+		}
+	}
+}
+
+func writeError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return errors.Join(errors.New("write failed"), err)
+}
+
+// readLoop reads and dispatches messages until the stream ends. It never
+// waits on a handler: requests run on their own goroutines; responses and
+// notifications are handled in place without blocking.
+func (c *Conn) readLoop() error {
+	for {
+		data, err := c.stream.Read(c.ctx)
+		if err != nil {
+			if errors.Is(err, transport.ErrMessageTooLarge) {
+				c.log.Warn("message over the size limit", zap.Int("limit", c.srv.lim.MaxMessageBytes))
+				c.sendError(nullID, protocol.Errorf(protocol.CodeParseError,
+					"Parse error: message exceeds the limit of %d bytes", c.srv.lim.MaxMessageBytes))
+				continue
+			}
+			return err
+		}
+		c.dispatch(data)
+		select {
+		case <-c.done:
+			return nil
+		default:
+		}
+	}
+}
+
+// readEnded decides what the end of input means: on stdio, EOF is the
+// client saying it is done, so in-flight requests finish and are answered
+// first; anywhere else the connection is gone.
+func (c *Conn) readEnded(err error) {
+	if errors.Is(err, io.EOF) && c.info.DrainOnEOF {
+		c.log.Info("input closed; finishing in-flight requests")
+		ctx, cancel := context.WithTimeout(context.Background(), c.srv.lim.ShutdownTimeout)
+		defer cancel()
+		c.drain(ctx)
+		return
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	c.closeWith(err)
+}
+
+// drain waits for in-flight handlers (until ctx ends), lets the writer send
+// everything queued, then closes the connection.
+func (c *Conn) drain(ctx context.Context) {
+	handlersDone := make(chan struct{})
+	go func() {
+		c.handlers.Wait()
+		close(handlersDone)
+	}()
+	select {
+	case <-handlersDone:
+	case <-ctx.Done():
+		c.log.Warn("deadline reached with requests still in flight", zap.Int("inflight", c.inflightCount()))
+	}
+	c.out.close()
+	select {
+	case <-c.writerDone:
+	case <-ctx.Done():
+	case <-c.done:
+	}
+	c.closeWith(nil)
+}
+
+func (c *Conn) inflightCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight
+}
+
+// closeWith ends the connection once; reason (nil for a normal end) is
+// logged. It never blocks: the stream is closed on another goroutine.
+func (c *Conn) closeWith(reason error) {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		calls := c.calls
+		c.calls = nil
+		hooks := c.onClose
+		c.onClose = nil
+		c.mu.Unlock()
+
+		fields := []zap.Field{zap.Int("pendingServerRequests", len(calls)), zap.Uint64("coalesced", c.out.coalescedCount())}
+		if reason != nil {
+			c.log.Warn("connection closed", append(fields, zap.Error(reason))...)
+		} else {
+			c.log.Info("connection closed", fields...)
+		}
+		c.out.abort()
+		c.cancel()
+		for _, call := range calls {
+			call.end(nil, ErrConnClosed)
+		}
+		close(c.done)
+		go func() {
+			_ = c.stream.Close()
+			close(c.streamDone)
+		}()
+		c.srv.removeConn(c)
+		for _, fn := range hooks {
+			go fn()
+		}
+	})
+}

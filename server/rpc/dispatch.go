@@ -1,0 +1,144 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"runtime/debug"
+	"time"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"go.uber.org/zap"
+)
+
+// dispatch handles one incoming message on the read loop.
+func (c *Conn) dispatch(data []byte) {
+	m, perr, answerTo := decodeMessage(data)
+	if perr != nil {
+		c.log.Debug("rejected message", zap.String("error", perr.Message))
+		c.sendError(answerTo, perr)
+		return
+	}
+	switch m.kind {
+	case kindRequest:
+		c.handleRequest(m)
+	case kindNotification:
+		c.handleNotification(m)
+	case kindResponse:
+		c.routeResponse(m)
+	}
+}
+
+// handleNotification handles a client notification. Only `initialized`
+// means anything; the gate is the initialize request, not this
+// notification (requests sent before it are served, as the reference
+// does). Unknown notifications are ignored.
+func (c *Conn) handleNotification(m inMessage) {
+	if m.method == "initialized" {
+		c.log.Debug("client sent initialized")
+		return
+	}
+	c.log.Debug("ignoring client notification", zap.String("method", m.method))
+}
+
+// handleRequest gates a request and starts its handler. Everything here is
+// quick and never waits, so reading goes on.
+func (c *Conn) handleRequest(m inMessage) {
+	if m.method == "initialize" {
+		// In order, on the read loop: the requests after it must see
+		// its outcome.
+		c.handleInitialize(m.id, m.params)
+		return
+	}
+	if !c.Initialized() {
+		c.sendError(m.id, protocol.ErrNotInitialized)
+		return
+	}
+	h, info := c.srv.lookup(m.method)
+	if h == nil {
+		if info == nil {
+			c.sendError(m.id, protocol.UnknownMethod(m.method))
+			return
+		}
+		// Validate first, so that clients see the same validation and
+		// gating errors as they will once the method is implemented.
+		if perr := c.gate(info, m.params); perr != nil {
+			c.sendError(m.id, perr)
+			return
+		}
+		c.sendError(m.id, notImplementedError(m.method))
+		return
+	}
+	if !c.srv.admit(c) {
+		c.sendError(m.id, protocol.ErrOverloaded)
+		return
+	}
+	c.log.Debug("request started", zap.String("method", m.method), zap.ByteString("id", m.id))
+	go c.runHandler(m, h)
+}
+
+// runHandler runs a handler and answers, exactly once, whatever happens:
+// a result, an error, or an internal error when the handler panics.
+func (c *Conn) runHandler(m inMessage, h *handler) {
+	defer c.srv.release(c)
+	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace}
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panicked", zap.String("method", m.method), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			r.answer(errorMsg(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", m.method)), false)
+		}
+	}()
+	start := time.Now()
+	result, err := h.serve(c.ctx, r, m.params)
+	c.log.Debug("request finished", zap.String("method", m.method), zap.ByteString("id", m.id),
+		zap.Duration("took", time.Since(start)), zap.Bool("ok", err == nil))
+	if err != nil {
+		r.answer(errorMsg(m.id, toProtocolError(err)), false)
+		return
+	}
+	r.answer(c.resultMsg(m.id, result), true)
+}
+
+// gate applies experimental gating to a protocol method's request: the
+// method itself, then its fields and enum values. Params are decoded
+// (and their errors reported) before gating, in the reference's order:
+// a decode error wins over a gating error.
+func (c *Conn) gate(info *protocol.MethodInfo, raw json.RawMessage) *protocol.Error {
+	if _, err := protocol.DecodeParams(info, raw); err != nil {
+		return toInvalidRequest(err)
+	}
+	return c.gateDecoded(info, raw)
+}
+
+// gateDecoded is gate for params that decoded.
+func (c *Conn) gateDecoded(info *protocol.MethodInfo, raw json.RawMessage) *protocol.Error {
+	if c.Capabilities().ExperimentalAPI {
+		return nil
+	}
+	if info.Experimental {
+		return protocol.InvalidRequest("%s requires experimentalApi capability", info.Method)
+	}
+	if d := protocol.ExperimentalUse(info, raw); d != "" {
+		return protocol.InvalidRequest("%s requires experimentalApi capability", d)
+	}
+	return nil
+}
+
+// toInvalidRequest converts a params decoding error to the wire: a
+// *protocol.Error as is, anything else as -32600 with its text.
+func toInvalidRequest(err error) *protocol.Error {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		return perr
+	}
+	return protocol.InvalidRequest("Invalid request: %v", err)
+}
+
+// toProtocolError converts a handler error to the wire: a *protocol.Error
+// as is, anything else as an internal error carrying its text.
+func toProtocolError(err error) *protocol.Error {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		return perr
+	}
+	return &protocol.Error{Code: protocol.CodeInternalError, Message: err.Error()}
+}

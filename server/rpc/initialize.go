@@ -1,0 +1,77 @@
+package rpc
+
+import (
+	"encoding/json"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"go.uber.org/zap"
+)
+
+// handleInitialize runs the handshake. It runs on the read loop so that
+// the next request is gated by its outcome. Params are decoded once,
+// through the protocol table (the reference's error texts); experimental
+// gating does not apply, since it would judge the capabilities against
+// themselves.
+func (c *Conn) handleInitialize(id json.RawMessage, raw json.RawMessage) {
+	if c.Initialized() {
+		c.sendError(id, protocol.ErrAlreadyInitialized)
+		return
+	}
+	info, _ := protocol.Lookup(protocol.ClientRequest, "initialize")
+	v, err := protocol.DecodeParams(info, raw)
+	if err != nil {
+		c.sendError(id, toInvalidRequest(err))
+		return
+	}
+	p := v.(*protocol.InitializeParams)
+	if !validHeaderValue(p.ClientInfo.Name) {
+		c.sendError(id, protocol.InvalidRequest("Invalid clientInfo.name: '%s'. Must be a valid HTTP header value.", p.ClientInfo.Name))
+		return
+	}
+	sess := newSession(p)
+	// The connection counts as initialized from the moment the result's
+	// place is reserved: a broadcast either misses the connection or is
+	// queued after the result, never before it.
+	r := &Request{conn: c, id: id, method: "initialize"}
+	r.ResponseFirst()
+	c.sess.Store(sess)
+	result, then := c.srv.opts.Initialize(sess.info)
+	for _, n := range then {
+		if !c.OptedOut(n.m.method) {
+			r.then = append(r.then, n.m)
+		}
+	}
+	r.answer(c.resultMsg(id, result), true)
+	c.log.Info("client initialized",
+		zap.String("client", sess.info.Name), zap.String("clientVersion", sess.info.Version),
+		zap.Bool("experimentalApi", sess.caps.ExperimentalAPI), zap.Strings("optOut", sess.caps.OptOutNotificationMethods))
+}
+
+// newSession is what a valid initialize establishes.
+func newSession(p *protocol.InitializeParams) *session {
+	s := &session{info: ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}, optOut: map[string]struct{}{}}
+	if p.ClientInfo.Title != nil {
+		s.info.Title = *p.ClientInfo.Title
+	}
+	if caps := p.Capabilities; caps != nil {
+		s.caps.ExperimentalAPI = caps.ExperimentalAPI
+		s.caps.OptOutNotificationMethods = caps.OptOutNotificationMethods
+		for _, m := range caps.OptOutNotificationMethods {
+			s.optOut[m] = struct{}{}
+		}
+	}
+	return s
+}
+
+// validHeaderValue reports whether s may be an HTTP header value (the
+// client name becomes the originator header of model requests): no
+// control characters other than tab, no DEL.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

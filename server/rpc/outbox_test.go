@@ -1,0 +1,363 @@
+package rpc
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+func note(t *testing.T, method string, params any) outMsg {
+	t.Helper()
+	m, err := newNotification(method, params, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func delta(t *testing.T, item, text string) outMsg {
+	return note(t, "item/agentMessage/delta", map[string]string{"threadId": "th", "turnId": "tu", "itemId": item, "delta": text})
+}
+
+func response(id int) outMsg {
+	data, _ := encodeResponse(json.RawMessage(fmt.Sprint(id)), nil)
+	return outMsg{data: data}
+}
+
+func drainAll(o *outbox) []outMsg {
+	var all []outMsg
+	o.close()
+	for {
+		b, ok := o.take(nil)
+		if !ok {
+			return all
+		}
+		all = append(all, b...)
+	}
+}
+
+func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
+	o := newOutbox(8, false) // coalescing starts at 4 queued
+	for i := 0; i < 3; i++ {
+		if err := o.push(context.Background(), delta(t, "a", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Below the threshold: queued as they are.
+	if err := o.push(context.Background(), delta(t, "a", "3")); err != nil {
+		t.Fatal(err)
+	}
+	// At the threshold: merged into the last one.
+	for i := 4; i < 10; i++ {
+		if err := o.push(context.Background(), delta(t, "a", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An authoritative message ends the run; a delta after it is not
+	// merged across it.
+	if err := o.push(context.Background(), response(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.push(context.Background(), delta(t, "a", "10")); err != nil {
+		t.Fatal(err)
+	}
+	// A delta of another item is not merged either.
+	if err := o.push(context.Background(), delta(t, "b", "x")); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range drainAll(o) {
+		var p struct{ ItemID, Delta string }
+		if m.method == "" {
+			got = append(got, "response")
+			continue
+		}
+		if err := json.Unmarshal(m.params(), &p); err != nil {
+			t.Fatal(err)
+		}
+		var whole map[string]json.RawMessage
+		if err := json.Unmarshal(m.data, &whole); err != nil || string(whole["emittedAtMs"]) != "1000" || string(whole["method"]) != `"item/agentMessage/delta"` {
+			t.Fatalf("bad message %s", m.data)
+		}
+		got = append(got, p.ItemID+":"+p.Delta)
+	}
+	want := "a:0 a:1 a:2 a:3456789 response a:10 b:x"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+}
+
+// Once behind, a client stays behind until the writer drained everything:
+// a writer that progresses in small steps does not reset coalescing.
+func TestOutboxBehindUntilCaughtUp(t *testing.T) {
+	o := newOutbox(4, false) // behind from 2 messages of backlog
+	push := func(m outMsg) {
+		t.Helper()
+		if err := o.push(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(delta(t, "a", "0"))
+	push(delta(t, "a", "1"))
+	push(delta(t, "a", "2")) // backlog 2: behind, merged into "1"
+	batch, _ := o.take(nil)  // the writer takes both and is slow to write them
+	if len(batch) != 2 {
+		t.Fatalf("batch %d", len(batch))
+	}
+	push(delta(t, "a", "3")) // nothing queued to merge into
+	push(delta(t, "a", "4")) // merged: still behind although the queue was emptied
+	batch, _ = o.take(batch)
+	if len(batch) != 1 || !strings.Contains(string(batch[0].params()), `"delta":"34"`) {
+		t.Fatalf("batch %d %s", len(batch), batch[0].data)
+	}
+	// The writer finds the queue empty: caught up; deltas queue singly.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b, _ := o.take(batch)
+		if len(b) != 1 {
+			t.Errorf("after catching up: %d", len(b))
+		}
+	}()
+	for {
+		o.mu.Lock()
+		caughtUp := !o.behind
+		o.mu.Unlock()
+		if caughtUp {
+			break
+		}
+		runtime.Gosched()
+	}
+	push(delta(t, "a", "5"))
+	<-done
+	push(delta(t, "a", "6"))
+	if all := drainAll(o); len(all) != 1 || !strings.Contains(string(all[0].params()), `"delta":"6"`) {
+		t.Fatalf("got %d", len(all))
+	}
+}
+
+func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
+	o := newOutbox(2, false)
+	for i := 0; i < 2; i++ {
+		if err := o.push(context.Background(), response(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.push(context.Background(), response(3)); !errors.Is(err, errOutboxFull) {
+		t.Fatalf("err %v, want errOutboxFull", err)
+	}
+	// Deltas that cannot merge with the tail also overflow.
+	if err := o.push(context.Background(), delta(t, "a", "x")); !errors.Is(err, errOutboxFull) {
+		t.Fatalf("err %v, want errOutboxFull", err)
+	}
+
+	synctest.Test(t, func(t *testing.T) {
+		o := newOutbox(1, true)
+		if err := o.push(context.Background(), response(1)); err != nil {
+			t.Fatal(err)
+		}
+		pushed := make(chan error, 1)
+		go func() { pushed <- o.push(context.Background(), response(2)) }()
+		synctest.Wait()
+		select {
+		case err := <-pushed:
+			t.Fatalf("push did not wait on a full waiting outbox: %v", err)
+		default:
+		}
+		batch, ok := o.take(nil)
+		if !ok || len(batch) != 1 {
+			t.Fatalf("take: %v %d", ok, len(batch))
+		}
+		synctest.Wait()
+		if err := <-pushed; err != nil {
+			t.Fatalf("push after room: %v", err)
+		}
+
+		// A waiting push ends with its context.
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { pushed <- o.push(ctx, response(3)) }()
+		synctest.Wait()
+		cancel()
+		if err := <-pushed; !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+		// And with the outbox.
+		go func() { pushed <- o.push(context.Background(), response(4)) }()
+		synctest.Wait()
+		o.abort()
+		if err := <-pushed; !errors.Is(err, errOutboxClosed) {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+func TestOutboxCloseDrainsThenEnds(t *testing.T) {
+	o := newOutbox(4, false)
+	_ = o.push(context.Background(), response(1))
+	o.close()
+	if err := o.push(context.Background(), response(2)); !errors.Is(err, errOutboxClosed) {
+		t.Fatalf("push after close: %v", err)
+	}
+	if b, ok := o.take(nil); !ok || len(b) != 1 {
+		t.Fatalf("queued message lost on close")
+	}
+	if _, ok := o.take(nil); ok {
+		t.Fatalf("take after drain should end")
+	}
+}
+
+func TestCoalesceRules(t *testing.T) {
+	merge := func(method string, a, b any) (string, bool) {
+		t.Helper()
+		r := coalesceRuleFor(method)
+		if r == nil {
+			t.Fatalf("%s is not coalescible", method)
+		}
+		pa, _ := json.Marshal(a)
+		pb, _ := json.Marshal(b)
+		acc, ok := r.start(pa)
+		if !ok {
+			t.Fatalf("cannot start from %s", pa)
+		}
+		if !acc.add(pb) {
+			return "", false
+		}
+		out, err := acc.params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), true
+	}
+	item := func(extra map[string]any) map[string]any {
+		m := map[string]any{"threadId": "t", "turnId": "u", "itemId": "i"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	if got, ok := merge("item/agentMessage/delta", item(map[string]any{"delta": "He"}), item(map[string]any{"delta": "llo <&>"})); !ok ||
+		got != `{"delta":"Hello <&>","itemId":"i","threadId":"t","turnId":"u"}` {
+		t.Errorf("agentMessage: %s %v", got, ok)
+	}
+	if _, ok := merge("item/reasoning/summaryTextDelta", item(map[string]any{"delta": "a", "summaryIndex": 0}), item(map[string]any{"delta": "b", "summaryIndex": 1})); ok {
+		t.Errorf("different summary parts merged")
+	}
+	if _, ok := merge("item/reasoning/textDelta", item(map[string]any{"delta": "a", "contentIndex": 2}), item(map[string]any{"delta": "b", "contentIndex": 2})); !ok {
+		t.Errorf("same content part not merged")
+	}
+	if _, ok := merge("item/commandExecution/outputDelta", item(map[string]any{"delta": "a"}), map[string]any{"threadId": "t", "turnId": "u", "itemId": "other", "delta": "b"}); ok {
+		t.Errorf("different items merged")
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	got, ok := merge("command/exec/outputDelta",
+		map[string]any{"processId": "p", "stream": "stdout", "deltaBase64": b64("a"), "capReached": false},
+		map[string]any{"processId": "p", "stream": "stdout", "deltaBase64": b64("bc"), "capReached": true})
+	if !ok || got != `{"capReached":true,"deltaBase64":"`+b64("abc")+`","processId":"p","stream":"stdout"}` {
+		t.Errorf("exec: %s %v", got, ok)
+	}
+	if _, ok := merge("command/exec/outputDelta",
+		map[string]any{"processId": "p", "stream": "stdout", "deltaBase64": b64("a")},
+		map[string]any{"processId": "p", "stream": "stderr", "deltaBase64": b64("b")}); ok {
+		t.Errorf("stdout and stderr merged")
+	}
+	got, ok = merge("item/fileChange/patchUpdated", item(map[string]any{"changes": []int{1}}), item(map[string]any{"changes": []int{1, 2}}))
+	if !ok || !strings.Contains(got, `"changes":[1,2]`) {
+		t.Errorf("patchUpdated: %s %v", got, ok)
+	}
+	if got, ok := merge("some/new/delta", item(map[string]any{"delta": "x"}), item(map[string]any{"delta": "y"})); !ok || !strings.Contains(got, `"delta":"xy"`) {
+		t.Errorf("generic delta: %s %v", got, ok)
+	}
+	for _, m := range []string{"item/started", "item/completed", "turn/completed", "serverRequest/resolved", "thread/tokenUsage/updated"} {
+		if coalesceRuleFor(m) != nil {
+			t.Errorf("%s must not be coalescible", m)
+		}
+	}
+	big := strings.Repeat("x", maxCoalescedText/2+1)
+	if _, ok := merge("item/agentMessage/delta", item(map[string]any{"delta": big}), item(map[string]any{"delta": big})); ok {
+		t.Errorf("merged past the size cap")
+	}
+}
+
+// A slot keeps the writer at the response's place: what was queued
+// before it goes out, what was queued after waits, and fill lets
+// everything out in order, the slot's messages first.
+func TestOutboxSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		o := newOutbox(8, true)
+		o.push(ctx, response(1))
+		s, err := o.reserve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.push(ctx, note(t, "turn/started", map[string]string{"x": "y"}))
+		got, _ := o.take(nil)
+		if len(got) != 1 || string(got[0].data) != string(response(1).data) {
+			t.Fatalf("took %d messages, want only the one before the slot", len(got))
+		}
+		var taken []outMsg
+		done := make(chan struct{})
+		go func() {
+			taken, _ = o.take(nil)
+			close(done)
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatalf("writer passed an unfilled slot: took %d messages", len(taken))
+		default:
+		}
+		o.fill(s, []outMsg{response(2), note(t, "thread/started", nil)})
+		<-done
+		want := []string{string(response(2).data), "thread/started", "turn/started"}
+		if len(taken) != len(want) {
+			t.Fatalf("took %d messages, want %d", len(taken), len(want))
+		}
+		for i, m := range taken {
+			if got := nameOf(m); got != want[i] {
+				t.Fatalf("message %d is %s, want %s", i, got, want[i])
+			}
+		}
+	})
+}
+
+func nameOf(m outMsg) string {
+	if m.method != "" {
+		return m.method
+	}
+	return string(m.data)
+}
+
+// On a waiting outbox that is full behind an unfilled slot, a pusher
+// waits (the queue stays bounded) until the slot is filled and the writer
+// moves on; the slot never needs room to be filled.
+func TestOutboxFullBehindSlotWaitsForFill(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		o := newOutbox(2, true)
+		s, _ := o.reserve(ctx)
+		o.push(ctx, response(1))
+		pushed := make(chan error, 1)
+		go func() { pushed <- o.push(ctx, response(2)) }()
+		synctest.Wait()
+		select {
+		case err := <-pushed:
+			t.Fatalf("push into a full queue returned %v, want it to wait", err)
+		default:
+		}
+		o.fill(s, []outMsg{response(0)})
+		b, _ := o.take(nil)
+		if len(b) != 2 || string(b[0].data) != string(response(0).data) {
+			t.Fatalf("took %d messages", len(b))
+		}
+		if err := <-pushed; err != nil {
+			t.Fatal(err)
+		}
+	})
+}

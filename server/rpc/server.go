@@ -1,0 +1,406 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/transport"
+	"go.uber.org/zap"
+)
+
+// Limits bound what the engine accepts and holds.
+type Limits struct {
+	// MaxInflightPerConnection bounds requests being handled for one
+	// connection; past it a request is answered -32001 at once.
+	MaxInflightPerConnection int
+	// MaxInflight bounds requests being handled in total.
+	MaxInflight int
+	// MaxMessageBytes caps one message in either direction.
+	MaxMessageBytes int
+	// OutboundQueueSize is each connection's outbound queue, in messages.
+	OutboundQueueSize int
+	// ShutdownTimeout bounds a graceful drain.
+	ShutdownTimeout time.Duration
+}
+
+// Options configure a Server.
+type Options struct {
+	Limits Limits
+	// Home resolves unix:// without a path (the default control socket).
+	Home string
+	// Logger receives the engine's logs; nil discards them.
+	Logger *zap.Logger
+	// Initialize makes the result of a valid initialize, and the
+	// notifications the client gets right after it (configWarning). It
+	// runs on the connection's read loop and must not block.
+	Initialize func(ClientInfo) (result any, then []Notification)
+}
+
+// Server is the JSON-RPC engine: its handlers, its connections and its
+// listeners.
+type Server struct {
+	opts Options
+	lim  Limits
+	log  *zap.Logger
+
+	// hmu guards handlers.
+	hmu      sync.RWMutex
+	handlers map[string]*handler
+
+	// work counts running handlers of all connections; Add happens under
+	// mu, before draining is set, so Wait in shutdown is safe.
+	work sync.WaitGroup
+
+	// stop receives a reason when something other than the caller's
+	// context ends the server (stdin closed).
+	stop chan string
+
+	// mu guards the fields that follow.
+	mu         sync.Mutex
+	conns      map[uint64]*Conn
+	nextConnID uint64
+	inflight   int
+	draining   bool
+	drainHooks []func(context.Context)
+	listeners  []boundListener
+}
+
+type boundListener struct {
+	ep transport.Endpoint
+	l  transport.Listener
+}
+
+// New returns an engine with no methods but initialize.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Initialize == nil {
+		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
+	}
+	return &Server{
+		opts:     opts,
+		lim:      opts.Limits,
+		log:      opts.Logger,
+		handlers: map[string]*handler{},
+		conns:    map[uint64]*Conn{},
+		stop:     make(chan string, 1),
+	}
+}
+
+// Logger returns the engine's logger.
+func (s *Server) Logger() *zap.Logger { return s.log }
+
+// lookup returns the handler for method (nil when none is registered) and
+// its protocol description (nil for a method the protocol table does not
+// know, such as the test hooks).
+func (s *Server) lookup(method string) (*handler, *protocol.MethodInfo) {
+	s.hmu.RLock()
+	h := s.handlers[method]
+	s.hmu.RUnlock()
+	info, _ := protocol.Lookup(protocol.ClientRequest, method)
+	return h, info
+}
+
+// notImplementedError answers a method the protocol has but agentd does
+// not serve (yet): -32601, so that a client can tell it from a typo.
+func notImplementedError(method string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
+}
+
+// admit reserves an in-flight slot for a request on c, within both the
+// connection's and the server's limits. False means answer -32001 now.
+func (s *Server) admit(c *Conn) bool {
+	c.mu.Lock()
+	if c.inflight >= s.lim.MaxInflightPerConnection {
+		c.mu.Unlock()
+		return false
+	}
+	c.inflight++
+	c.mu.Unlock()
+
+	s.mu.Lock()
+	if s.draining || s.inflight >= s.lim.MaxInflight {
+		s.mu.Unlock()
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+		return false
+	}
+	s.inflight++
+	s.work.Add(1)
+	c.handlers.Add(1)
+	s.mu.Unlock()
+	return true
+}
+
+// release returns a slot taken by admit.
+func (s *Server) release(c *Conn) {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+	c.handlers.Done()
+	s.work.Done()
+}
+
+// Conns returns the initialized connections.
+func (s *Server) Conns() []*Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		if c.Initialized() {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Broadcast sends a notification to every initialized connection that did
+// not opt out of it. It is encoded once. Like Notify, it never blocks on a
+// socket client (a stdio client that is not reading makes it wait).
+func (s *Server) Broadcast(method string, params any) {
+	n, err := NewNotification(method, params)
+	if err != nil {
+		s.log.Error("dropping broadcast that cannot be encoded", zap.String("method", method), zap.Error(err))
+		return
+	}
+	s.broadcast(n)
+}
+
+// broadcast sends n to every initialized connection that did not opt out
+// of it.
+func (s *Server) broadcast(n Notification) {
+	for _, c := range s.Conns() {
+		c.Send(n)
+	}
+}
+
+// OnDrain registers fn to run during a graceful shutdown, after listeners
+// stopped and alongside the wait for in-flight requests. fn should return
+// once the work it tracks has finished (for example running turns) or when
+// ctx (the shutdown deadline) ends.
+func (s *Server) OnDrain(fn func(ctx context.Context)) {
+	s.mu.Lock()
+	s.drainHooks = append(s.drainHooks, fn)
+	s.mu.Unlock()
+}
+
+// ServeStream runs one connection over st until it ends.
+func (s *Server) ServeStream(st transport.Stream) {
+	s.mu.Lock()
+	if s.draining {
+		s.mu.Unlock()
+		_ = st.Close()
+		return
+	}
+	s.nextConnID++
+	c := newConn(s, s.nextConnID, st)
+	s.conns[c.id] = c
+	s.mu.Unlock()
+	c.run()
+}
+
+func (s *Server) removeConn(c *Conn) {
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	s.mu.Unlock()
+}
+
+// Listen parses and binds every listen URL (stdio://, ws://IP:PORT,
+// unix://[PATH]) and logs the bound addresses. Nothing is served until
+// Serve. On error, what was bound is released.
+func (s *Server) Listen(ctx context.Context, urls []string) error {
+	var bound []boundListener
+	release := func() {
+		for _, b := range bound {
+			_ = b.l.Close()
+		}
+	}
+	stdio := 0
+	for _, u := range urls {
+		ep, err := transport.ParseListenURL(u, s.opts.Home)
+		if err != nil {
+			release()
+			return err
+		}
+		if ep.Kind == transport.KindStdio {
+			if stdio++; stdio > 1 {
+				release()
+				return errors.New("stdio:// may be given only once")
+			}
+		}
+		l, err := transport.Listen(ctx, ep, transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log})
+		if err != nil {
+			release()
+			return err
+		}
+		bound = append(bound, boundListener{ep: ep, l: l})
+		s.log.Info("listening on "+l.URL(), zap.String("url", l.URL()))
+		if ep.Kind == transport.KindWS && !loopbackAddr(ep.Addr) {
+			s.log.Warn("listening on a non-loopback address without authentication: anyone who can reach it can act as a client", zap.String("url", l.URL()))
+		}
+	}
+	s.mu.Lock()
+	s.listeners = append(s.listeners, bound...)
+	s.mu.Unlock()
+	return nil
+}
+
+// loopbackAddr reports whether host:port names a loopback host.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves the bound listeners until ctx ends or stdin closes (when
+// stdio:// is one of them), then shuts down gracefully: stop accepting,
+// let in-flight requests and drain hooks finish within the configured
+// shutdown timeout, close every connection. It returns nil after a clean
+// shutdown.
+func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	listeners := append([]boundListener(nil), s.listeners...)
+	s.mu.Unlock()
+	if len(listeners) == 0 {
+		return errors.New("nothing to serve: no listener bound")
+	}
+	errc := make(chan error, len(listeners))
+	for _, b := range listeners {
+		serve := s.ServeStream
+		if b.ep.Kind == transport.KindStdio {
+			serve = func(st transport.Stream) {
+				s.ServeStream(st)
+				s.requestStop("stdin closed")
+			}
+		}
+		go func(b boundListener) {
+			if err := b.l.Serve(serve); err != nil {
+				errc <- fmt.Errorf("%s: %w", b.l.URL(), err)
+			}
+		}(b)
+	}
+	var err error
+	reason := ""
+	select {
+	case <-ctx.Done():
+		reason = "shutdown requested"
+	case reason = <-s.stop:
+	case err = <-errc:
+		reason = "listener failed"
+	}
+	s.Shutdown(reason)
+	return err
+}
+
+// requestStop asks Serve to shut down.
+func (s *Server) requestStop(reason string) {
+	select {
+	case s.stop <- reason:
+	default:
+	}
+}
+
+// CloseListeners stops accepting connections and removes Unix socket
+// files. Shutdown calls it; a forced exit should too.
+func (s *Server) CloseListeners() {
+	s.mu.Lock()
+	listeners := s.listeners
+	s.listeners = nil
+	s.mu.Unlock()
+	for _, b := range listeners {
+		if err := b.l.Close(); err != nil {
+			s.log.Warn("closing listener", zap.String("url", b.l.URL()), zap.Error(err))
+		}
+	}
+}
+
+// Shutdown stops accepting, refuses new requests (-32001, retryable),
+// waits for in-flight requests and drain hooks up to the shutdown timeout,
+// then closes every connection after sending what it has queued.
+func (s *Server) Shutdown(reason string) {
+	timeout := s.lim.ShutdownTimeout
+	s.CloseListeners()
+	s.mu.Lock()
+	s.draining = true
+	inflight := s.inflight
+	hooks := append([]func(context.Context){}, s.drainHooks...)
+	s.mu.Unlock()
+	s.log.Info("shutting down", zap.String("reason", reason), zap.Int("inflight", inflight), zap.Duration("timeout", timeout))
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1 + len(hooks))
+	go func() {
+		defer wg.Done()
+		s.work.Wait()
+	}()
+	for _, h := range hooks {
+		go func(h func(context.Context)) {
+			defer wg.Done()
+			h(ctx)
+		}(h)
+	}
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		s.mu.Lock()
+		left := s.inflight
+		s.mu.Unlock()
+		s.log.Warn("shutdown deadline reached; abandoning in-flight work", zap.Int("inflight", left))
+	}
+
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	// Give writers a moment to send what is queued, even after the
+	// deadline: those are answers the clients are waiting for.
+	flush, cancelFlush := context.WithTimeout(context.Background(), flushGrace)
+	defer cancelFlush()
+	var cw sync.WaitGroup
+	for _, c := range conns {
+		cw.Add(1)
+		go func(c *Conn) {
+			defer cw.Done()
+			c.out.close()
+			select {
+			case <-c.writerDone:
+			case <-flush.Done():
+			}
+			c.closeWith(nil)
+			<-c.streamDone
+		}(c)
+	}
+	cw.Wait()
+	s.log.Info("shutdown complete")
+}
+
+// flushGrace bounds how long Shutdown waits for each connection's queued
+// messages to be written.
+const flushGrace = 2 * time.Second

@@ -1,0 +1,123 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentd-dev/agentd/server/rpc"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/protocol"
+)
+
+func (sv *service) threadCompact(ctx context.Context, r *rpc.Request, p *protocol.ThreadIDParams) (*protocol.Empty, error) {
+	t, err := sv.loadedThread(ctx, r.Conn(), p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	r.ResponseFirst() // before the events it causes
+	if _, err := t.sess.Call(ctx, core.OpCompact{}); err != nil {
+		return nil, rejectErr(err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+func (sv *service) threadShellCommand(ctx context.Context, r *rpc.Request, p *protocol.ThreadShellCommandParams) (*protocol.Empty, error) {
+	t, err := sv.loadedThread(ctx, r.Conn(), p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Command == "" {
+		return nil, protocol.InvalidRequest("command must not be empty")
+	}
+	op := core.OpShellCommand{Command: p.Command}
+	if p.TimeoutMs != nil && *p.TimeoutMs > 0 {
+		op.Timeout = time.Duration(*p.TimeoutMs) * time.Millisecond
+	}
+	r.ResponseFirst() // before the events it causes
+	if _, err := t.sess.Call(ctx, op); err != nil {
+		return nil, rejectErr(err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+func (sv *service) threadInjectItems(ctx context.Context, r *rpc.Request, p *protocol.ThreadInjectItemsParams) (*protocol.Empty, error) {
+	t, err := sv.loadedThread(ctx, r.Conn(), p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]model.ResponseItem, 0, len(p.Items))
+	for i, raw := range p.Items {
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, protocol.InvalidRequest("Invalid request: items[%d]: %v", i, err)
+		}
+		it, err := model.ParseResponseItem(b)
+		if err != nil {
+			return nil, protocol.InvalidRequest("Invalid request: items[%d]: %v", i, err)
+		}
+		items = append(items, it)
+	}
+	if _, err := t.sess.Call(ctx, core.OpInjectItems{Items: items}); err != nil {
+		return nil, rejectErr(err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+// threadRevert drops beforeTurnId and every later turn from the thread's
+// model context, recorded as a rollback marker.
+func (sv *service) threadRevert(ctx context.Context, r *rpc.Request, p *protocol.ThreadRevertParams) (*protocol.ThreadRevertResponse, error) {
+	t, err := sv.loadedThread(ctx, r.Conn(), p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	turns, err := sv.turnsOf(ctx, t.id, t)
+	if err != nil {
+		return nil, err
+	}
+	pos := -1
+	for i, rt := range turns {
+		if rt.ID == p.BeforeTurnID {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return nil, protocol.InvalidRequest("turn not found: %s", p.BeforeTurnID)
+	}
+	n := 0
+	for _, rt := range turns[pos:] {
+		if rt.Kind != core.TurnCompact {
+			n++
+		}
+	}
+	op := core.OpRollback{NumTurns: n}
+	if t.rec != nil {
+		// Recorded by the session once it has checked no turn runs, so a
+		// refused rollback leaves nothing on disk.
+		op.Persist = func() ([]model.ResponseItem, error) {
+			if err := t.rec.Rollback(ctx, n); err != nil {
+				return nil, err
+			}
+			rt, err := sv.store.Read(ctx, t.id, rollout.ReadOptions{})
+			if err != nil {
+				return nil, err
+			}
+			turns = rt.Turns
+			if rt.History == nil {
+				return []model.ResponseItem{}, nil
+			}
+			return rt.History, nil
+		}
+	} else {
+		turns = turns[:pos]
+	}
+	if _, err := t.sess.Call(ctx, op); err != nil {
+		return nil, rejectErr(err)
+	}
+	th := t.wire(false)
+	th.Turns = wireTurns(turns, protocol.ItemsFull)
+	return &protocol.ThreadRevertResponse{Thread: th}, nil
+}

@@ -1,0 +1,265 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/google/uuid"
+)
+
+// loadSpec is what a thread is loaded with.
+type loadSpec struct {
+	id       string
+	settings threadSettings
+	tools    []core.DynamicToolSpec
+	rec      *rollout.Recorder // nil: ephemeral
+	meta     threadMeta
+	history  []model.ResponseItem // a stored thread's model history
+	status   protocol.ThreadStatus
+	// rawEvents: the client asked for raw events (experimentalRawEvents).
+	rawEvents bool
+}
+
+// load creates the core session of a thread and registers it.
+func (sv *service) load(ls loadSpec) (*thread, error) {
+	st := ls.settings
+	cfg, err := sv.newSessionConfig(ls.id, st.provider)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Model = st.model
+	cfg.ContextWindow = contextWindow(st.model)
+	cfg.Cwd = st.cwd
+	cfg.ApprovalPolicy = st.approval
+	cfg.Sandbox = st.sandbox
+	cfg.Effort = st.effort
+	cfg.Summary = st.summary
+	cfg.BaseInstructions = st.baseInstructions
+	cfg.DeveloperInstructions = st.developerInstructions
+	cfg.DynamicTools = ls.tools
+	cfg.Originator = ls.meta.originator
+	cfg.History = ls.history
+	if ls.rec != nil {
+		cfg.Sink = rolloutSink{ls.rec}
+	}
+	sess, err := core.NewSession(cfg)
+	if err != nil {
+		return nil, protocol.InvalidRequest("%v", err)
+	}
+	t := newThread(sv, ls, sess)
+	sv.threads.add(t)
+	return t, nil
+}
+
+// loadStored loads a stored thread: its history for the model, its
+// settings (the last turn's, changed by ov), its rollout reopened.
+func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*thread, *rollout.Thread, threadSettings, error) {
+	if _, err := checkID(id); err != nil {
+		return nil, nil, threadSettings{}, protocol.InvalidRequest("no rollout found for thread id %s", id)
+	}
+	rt, err := sv.store.Read(ctx, id, rollout.ReadOptions{})
+	if err != nil {
+		return nil, nil, threadSettings{}, storeErr(id, err)
+	}
+	st, err := sv.apply(sv.storedSettings(rt), ov)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	rec, err := sv.store.Reopen(id)
+	if err != nil {
+		return nil, nil, st, storeErr(id, err)
+	}
+	status := protocol.StatusIdle()
+	if rt.LastTurnFailed {
+		status = protocol.StatusSystemError()
+	}
+	meta := metaOf(rt)
+	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
+	t, err := sv.load(loadSpec{id: id, settings: st, rec: rec, meta: meta, history: rt.History, status: status})
+	if err != nil {
+		rec.Close(ctx)
+		return nil, nil, st, err
+	}
+	return t, rt, st, nil
+}
+
+// loadedThread returns a loaded thread, loading a stored one for c
+// (which it subscribes), or the reference's error: an id that is not a
+// UUID is "invalid thread id", one with no thread "thread not found".
+// Loading on demand means a thread unloaded while a client kept it open
+// carries on when that client sends its next turn.
+func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*thread, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, protocol.InvalidRequest("invalid thread id: %v", err)
+	}
+	if t := sv.threads.get(id); t != nil {
+		return t, nil
+	}
+	sv.threads.loadMu.Lock()
+	defer sv.threads.loadMu.Unlock()
+	if t := sv.threads.get(id); t != nil {
+		return t, nil
+	}
+	t, _, _, err := sv.loadStored(ctx, id, overrides{})
+	if err != nil {
+		var perr *protocol.Error
+		if errors.As(err, &perr) {
+			return nil, protocol.InvalidRequest("thread not found: %s", id)
+		}
+		return nil, err
+	}
+	t.subscribe(c, false)
+	return t, nil
+}
+
+// storedSettings are the settings a stored thread resumes with: its last
+// turn's, over the daemon's defaults.
+func (sv *service) storedSettings(rt *rollout.Thread) threadSettings {
+	st := sv.defaultSettings()
+	if p, ok := sv.provider(rt.Meta.ModelProvider); ok {
+		st.provider = p
+	}
+	st.cwd, st.model, st.effort = rt.Meta.Cwd, rt.Meta.Model, rt.Meta.Effort
+	st.baseInstructions, st.developerInstructions = rt.Meta.BaseInstructions, rt.Meta.DeveloperInstructions
+	if tc := rt.TurnContext; tc != nil {
+		st.cwd, st.model, st.effort, st.summary = tc.Cwd, tc.Model, tc.Effort, tc.Summary
+		if tc.ApprovalPolicy != "" {
+			st.approval = tc.ApprovalPolicy
+		}
+		if tc.Sandbox.Mode != "" {
+			st.sandbox = tc.Sandbox
+		}
+	}
+	if st.model == "" {
+		st.model = sv.cfg.Model
+	}
+	return st
+}
+
+// settings returns the settings a loaded thread runs its next turn with.
+func (t *thread) settings(sv *service) threadSettings {
+	tc := t.sess.TurnContext()
+	st := sv.defaultSettings()
+	st.cwd, st.model, st.effort, st.summary, st.approval, st.sandbox = tc.Cwd, tc.Model, tc.Effort, tc.Summary, tc.ApprovalPolicy, tc.Sandbox
+	t.mu.Lock()
+	if p, ok := sv.provider(t.meta.provider); ok {
+		st.provider = p
+	}
+	t.mu.Unlock()
+	return st
+}
+
+// dynamicTools maps the client's tool declarations and validates them.
+func dynamicTools(specs []protocol.DynamicToolSpec) ([]core.DynamicToolSpec, error) {
+	var out []core.DynamicToolSpec
+	add := func(ns string, f *protocol.DynamicFunctionTool) error {
+		schema, err := jsonRaw(f.InputSchema)
+		if err != nil {
+			return protocol.InvalidRequest("Invalid request: dynamicTools: tool %q: %v", f.Name, err)
+		}
+		out = append(out, core.DynamicToolSpec{Name: f.Name, Namespace: ns, Description: f.Description, InputSchema: schema, DeferLoading: f.DeferLoading})
+		return nil
+	}
+	for _, s := range specs {
+		switch {
+		case s.Function != nil:
+			if err := add("", s.Function); err != nil {
+				return nil, err
+			}
+		case s.Namespace != nil:
+			for _, t := range s.Namespace.Tools {
+				if t.Function != nil {
+					if err := add(s.Namespace.Name, t.Function); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	if err := core.ValidateDynamicTools(out); err != nil {
+		return nil, protocol.InvalidRequest("Invalid request: %v", err)
+	}
+	return out, nil
+}
+
+// checkID checks a thread id's form (a UUID).
+func checkID(id string) (string, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return "", fmt.Errorf("invalid thread id %q", id)
+	}
+	return id, nil
+}
+
+// storeErr maps store errors to the reference's texts.
+func storeErr(id string, err error) error {
+	switch {
+	case errors.Is(err, rollout.ErrNotFound):
+		return protocol.InvalidRequest("no rollout found for thread id %s", id)
+	case errors.Is(err, rollout.ErrInvalidCursor):
+		return protocol.InvalidRequest("%v", err)
+	}
+	return err
+}
+
+// readThread rebuilds a thread from its rollout. A loaded thread is read
+// with its running turn, so that turn shows as in progress.
+func (sv *service) readThread(ctx context.Context, id string, t *thread) (*rollout.Thread, error) {
+	opts := rollout.ReadOptions{SkipHistory: true}
+	if t != nil {
+		t.mu.Lock()
+		opts.RunningTurnID = t.proj.ActiveTurnID()
+		t.mu.Unlock()
+	}
+	return sv.store.Read(ctx, id, opts)
+}
+
+// turnsOf returns a loaded or stored thread's turns; a loaded thread that
+// has no file yet has none.
+func (sv *service) turnsOf(ctx context.Context, id string, t *thread) ([]rollout.Turn, error) {
+	if t != nil && (t.rec == nil || !t.rec.Materialized()) {
+		return nil, nil
+	}
+	rt, err := sv.readThread(ctx, id, t)
+	if err != nil {
+		return nil, storeErr(id, err)
+	}
+	return rt.Turns, nil
+}
+
+// storedTurns returns the turns of a loaded or stored thread.
+func (sv *service) storedTurns(ctx context.Context, id string) ([]rollout.Turn, error) {
+	t := sv.threads.get(id)
+	if t == nil {
+		if _, err := checkID(id); err != nil {
+			return nil, protocol.InvalidRequest("no rollout found for thread id %s", id)
+		}
+	}
+	return sv.turnsOf(ctx, id, t)
+}
+
+// rejectErr converts a core rejection to a JSON-RPC error with its text.
+func rejectErr(err error) error {
+	var rej *core.RejectError
+	if errors.As(err, &rej) {
+		return protocol.InvalidRequest("%s", rej.Message)
+	}
+	return err
+}
+
+// jsonRaw encodes v, keeping json.RawMessage as is; nil stays empty.
+func jsonRaw(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(v)
+}

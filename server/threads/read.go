@@ -1,0 +1,204 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/agentd-dev/agentd/server/rpc"
+
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/protocol"
+)
+
+func (sv *service) threadRead(ctx context.Context, r *rpc.Request, p *protocol.ThreadReadParams) (*protocol.ThreadReadResponse, error) {
+	c := r.Conn()
+	notLoaded := protocol.InvalidRequest("thread not loaded: %s", p.ThreadID)
+	if t := sv.threads.get(p.ThreadID); t != nil {
+		th := t.wire(false)
+		if p.IncludeTurns {
+			turns, err := sv.turnsOf(ctx, t.id, t)
+			if err != nil {
+				return nil, err
+			}
+			c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
+			th.Turns = wireTurns(turns, protocol.ItemsFull)
+		}
+		return &protocol.ThreadReadResponse{Thread: th}, nil
+	}
+	if _, err := checkID(p.ThreadID); err != nil {
+		return nil, notLoaded
+	}
+	rt, err := sv.readThread(ctx, p.ThreadID, nil)
+	if err != nil {
+		if errors.Is(err, rollout.ErrNotFound) {
+			return nil, notLoaded
+		}
+		return nil, err
+	}
+	th := sv.wireThread(p.ThreadID, metaOf(rt), protocol.StatusNotLoaded())
+	if p.IncludeTurns {
+		c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
+		th.Turns = wireTurns(rt.Turns, protocol.ItemsFull)
+	}
+	return &protocol.ThreadReadResponse{Thread: th}, nil
+}
+
+// interactiveSources are what thread/list shows when the client names no
+// source kinds (the reference lists interactive threads only).
+var interactiveSources = []string{"cli", "vscode", "exec", "appServer"}
+
+func (sv *service) threadList(_ context.Context, _ *rpc.Request, p *protocol.ThreadListParams) (*protocol.ThreadListResponse, error) {
+	if len(p.Originators) > 0 {
+		return nil, protocol.InvalidRequest("originators filter is not supported by a local server")
+	}
+	opts := rollout.ListOptions{ModelProviders: p.ModelProviders, SourceKinds: interactiveSources}
+	if p.Cursor != nil {
+		opts.Cursor = *p.Cursor
+	}
+	if p.Limit != nil {
+		opts.Limit = int(min(*p.Limit, rollout.MaxListLimit))
+	}
+	if p.SortKey != nil {
+		opts.SortKey = string(*p.SortKey)
+	}
+	if p.SortDirection != nil {
+		opts.Direction = string(*p.SortDirection)
+	}
+	if p.Archived != nil {
+		opts.Archived = *p.Archived
+	}
+	if p.Cwd != nil {
+		opts.Cwd = p.Cwd.Paths
+	}
+	if p.SearchTerm != nil {
+		opts.SearchTerm = *p.SearchTerm
+	}
+	if len(p.SourceKinds) > 0 {
+		opts.SourceKinds = opts.SourceKinds[:0:0]
+		for _, k := range p.SourceKinds {
+			opts.SourceKinds = append(opts.SourceKinds, string(k))
+		}
+	}
+	page, next, back, err := sv.store.List(opts)
+	if err != nil {
+		// An invalid cursor or sort key: the client's mistake.
+		return nil, protocol.InvalidRequest("%v", err)
+	}
+	excluded := map[string]bool{}
+	for _, id := range p.ExcludedThreadIDs {
+		excluded[id] = true
+	}
+	out := protocol.ThreadListResponse{Data: protocol.List[protocol.Thread]{}, NextCursor: optString(next), BackwardsCursor: optString(back)}
+	for _, s := range page {
+		if excluded[s.ID] {
+			continue
+		}
+		status := protocol.StatusNotLoaded()
+		if t := sv.threads.get(s.ID); t != nil {
+			status = t.status()
+		}
+		m := threadMeta{createdAt: s.CreatedAt, updatedAt: s.UpdatedAt, cwd: s.Cwd, model: s.Model, provider: s.ModelProvider,
+			effort: s.Effort, name: s.Name, preview: s.Preview, path: s.Path, originator: s.Originator, forkedFrom: s.ForkedFromID, gitInfo: s.Git}
+		out.Data = append(out.Data, sv.wireThread(s.ID, m, status))
+	}
+	return &out, nil
+}
+
+// page cuts items into a page after (or, with before, up to) the cursor
+// position. Cursors are positions, opaque to clients.
+func page[T any](items []T, cursor *string, limit *uint32, desc bool) (out []T, next, back *string, err error) {
+	n := 25
+	if limit != nil && *limit > 0 {
+		n = int(min(*limit, 100))
+	}
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+		if desc {
+			order[i] = len(items) - 1 - i
+		}
+	}
+	start := 0
+	if cursor != nil && *cursor != "" {
+		v, perr := strconv.Atoi(*cursor)
+		if perr != nil || v < 0 || v > len(items) {
+			return nil, nil, nil, protocol.InvalidRequest("invalid cursor: %s", *cursor)
+		}
+		start = v
+	}
+	end := min(start+n, len(items))
+	for _, i := range order[start:end] {
+		out = append(out, items[i])
+	}
+	if end < len(items) {
+		s := strconv.Itoa(end)
+		next = &s
+	}
+	if start > 0 {
+		s := strconv.Itoa(max(start-n, 0))
+		back = &s
+	}
+	return out, next, back, nil
+}
+
+func (sv *service) threadTurnsList(ctx context.Context, _ *rpc.Request, p *protocol.ThreadTurnsListParams) (*protocol.TurnsPage, error) {
+	turns, err := sv.storedTurns(ctx, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	view := protocol.ItemsSummary
+	if p.ItemsView != nil {
+		view = *p.ItemsView
+	}
+	desc := p.SortDirection == nil || *p.SortDirection == protocol.SortDirection("desc")
+	pg, next, back, err := page(turns, p.Cursor, p.Limit, desc)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.TurnsPage{Data: wireTurns(pg, view), NextCursor: next, BackwardsCursor: back}, nil
+}
+
+func (sv *service) threadItemsList(ctx context.Context, _ *rpc.Request, p *protocol.ThreadItemsListParams) (*protocol.ThreadItemsListResponse, error) {
+	turns, err := sv.storedTurns(ctx, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	var entries []protocol.ThreadItemEntry
+	for _, rt := range turns {
+		if p.TurnID != nil && *p.TurnID != rt.ID {
+			continue
+		}
+		for i, it := range rt.Items {
+			w := wireItem(it, rt.ItemTimes, i)
+			entries = append(entries, protocol.ThreadItemEntry{TurnID: rt.ID, Item: w, StartedAtMs: w.StartedAtMs, CompletedAtMs: w.CompletedAtMs})
+		}
+	}
+	desc := p.SortDirection != nil && *p.SortDirection == protocol.SortDirection("desc")
+	var cursor *string
+	if p.Cursor != nil {
+		if p.Cursor.ItemID != "" {
+			pos := -1
+			for i, e := range entries {
+				if e.Item.ID() == p.Cursor.ItemID {
+					pos = i
+				}
+			}
+			if pos < 0 {
+				return nil, protocol.InvalidRequest("invalid cursor: item %s not found", p.Cursor.ItemID)
+			}
+			if desc {
+				pos = len(entries) - 1 - pos
+			}
+			s := strconv.Itoa(pos + 1)
+			cursor = &s
+		} else {
+			cursor = &p.Cursor.Cursor
+		}
+	}
+	pg, next, back, err := page(entries, cursor, p.Limit, desc)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ThreadItemsListResponse{Data: pg, NextCursor: next, BackwardsCursor: back}, nil
+}

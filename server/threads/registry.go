@@ -1,0 +1,94 @@
+package threads
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/agentd-dev/agentd/core"
+)
+
+// registry holds the loaded threads.
+type registry struct {
+	sv *service
+	// loadMu serialises loading stored threads, so that one is never
+	// loaded twice.
+	loadMu sync.Mutex
+
+	// mu guards threads.
+	mu      sync.Mutex
+	threads map[string]*thread
+}
+
+func newRegistry(sv *service) *registry {
+	return &registry{sv: sv, threads: map[string]*thread{}}
+}
+
+func (r *registry) get(id string) *thread {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.threads[id]
+}
+
+func (r *registry) add(t *thread) {
+	r.mu.Lock()
+	r.threads[t.id] = t
+	r.mu.Unlock()
+}
+
+// remove forgets t, unless another thread of the same id replaced it.
+func (r *registry) remove(t *thread) {
+	r.mu.Lock()
+	if r.threads[t.id] == t {
+		delete(r.threads, t.id)
+	}
+	r.mu.Unlock()
+}
+
+// ids returns the loaded thread ids, sorted.
+func (r *registry) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.threads))
+	for id := range r.threads {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r *registry) all() []*thread {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*thread, 0, len(r.threads))
+	for _, t := range r.threads {
+		out = append(out, t)
+	}
+	return out
+}
+
+// waitIdle waits until no loaded thread runs a turn, or ctx ends.
+func (r *registry) waitIdle(ctx context.Context) {
+	for _, t := range r.all() {
+		for {
+			st, changed := t.sess.Status()
+			if st == core.StatusIdle || st == core.StatusShutdown {
+				break
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// closeAll shuts every loaded thread down (shutdown of the daemon).
+func (r *registry) closeAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, t := range r.all() {
+		wg.Go(func() { t.shutdown(ctx) })
+	}
+	wg.Wait()
+}

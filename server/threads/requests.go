@@ -1,0 +1,143 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/projection"
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/rpc"
+)
+
+// This file is how a thread's server requests (approvals, questions,
+// client tool calls) reach its subscribers and come back. It is the same
+// for every kind of request: projection decides when a request is made,
+// answered and resolved, and turns an answer into a core Op; the engine
+// correlates ids on each connection (rpc.Call). What is here is where
+// each request went:
+//
+//   - a request goes to every subscriber, with that connection's own id,
+//     and to a connection that subscribes later (replay on resume);
+//   - the first answer wins: it becomes the core's Op, and the others'
+//     calls are withdrawn;
+//   - serverRequest/resolved goes to every connection the request
+//     reached, whether it was answered or settled by a turn transition;
+//   - a connection that unsubscribes or closes is withdrawn from all.
+
+// route is where one pending server request was sent: its call on each
+// connection. It is guarded by the thread's mu.
+type route struct {
+	calls map[*rpc.Conn]*rpc.Call
+}
+
+// drop withdraws the request from c.
+func (rt *route) drop(c *rpc.Conn) {
+	if call := rt.calls[c]; call != nil {
+		call.Cancel()
+		delete(rt.calls, c)
+	}
+}
+
+// cancel withdraws the request from every connection.
+func (rt *route) cancel() {
+	for c := range rt.calls {
+		rt.drop(c)
+	}
+}
+
+// sendRequest sends a server request to the subscribers (or only to one:
+// a replay to a late subscriber), skipping those it already reached. Only
+// the deliverer calls it.
+func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.Conn) {
+	for _, c := range subs {
+		if only != nil && c != only {
+			continue
+		}
+		t.mu.Lock()
+		rt := t.routes[r]
+		_, sent := rt.callOn(c)
+		waiting := t.proj.Waiting(r)
+		t.mu.Unlock()
+		if sent || !waiting {
+			continue
+		}
+		call, err := c.Request(r.Method, r.Params)
+		if err != nil {
+			continue // the connection is gone
+		}
+		t.mu.Lock()
+		if !t.proj.Waiting(r) || !slices.Contains(t.subs, c) {
+			// Answered meanwhile, or c left: withdraw it.
+			t.mu.Unlock()
+			call.Cancel()
+			continue
+		}
+		if rt = t.routes[r]; rt == nil {
+			rt = &route{calls: map[*rpc.Conn]*rpc.Call{}}
+			t.routes[r] = rt
+		}
+		rt.calls[c] = call
+		t.mu.Unlock()
+		go t.await(r, call)
+	}
+}
+
+// callOn returns the call that sent the request to c, if any.
+func (rt *route) callOn(c *rpc.Conn) (*rpc.Call, bool) {
+	if rt == nil {
+		return nil, false
+	}
+	call, ok := rt.calls[c]
+	return call, ok
+}
+
+// await waits for one connection's answer. The first answer settles the
+// request: serverRequest/resolved is queued for every connection it
+// reached, then the core gets the answer, so that what the core does with
+// it comes after the resolution.
+func (t *thread) await(r *projection.Pending, call *rpc.Call) {
+	<-call.Done()
+	result, err := call.Result()
+	if errors.Is(err, rpc.ErrCancelled) || errors.Is(err, rpc.ErrConnClosed) {
+		return // withdrawn, or the client is gone: others may still answer
+	}
+	t.mu.Lock()
+	if got, _ := t.routes[r].callOn(call.Conn()); got != call {
+		t.mu.Unlock()
+		return // withdrawn as the answer came
+	}
+	outs, ok := t.proj.Answered(r.CallID)
+	if !ok {
+		t.mu.Unlock()
+		return // another connection answered first
+	}
+	t.queueLocked(outs...)
+	t.mu.Unlock()
+	op, derr := r.Decode(result, err)
+	if derr != nil {
+		t.log.Warn("malformed answer to a server request", zap.String("method", r.Method), zap.Error(derr))
+		op, _ = r.Decode(nil, derr)
+	}
+	if _, _, err := t.sess.Submit(context.Background(), op); err != nil {
+		t.log.Warn("could not hand an answer to the core", zap.Error(err))
+	}
+}
+
+// resolved withdraws a settled request and tells every connection it
+// reached, with that connection's id. Only the deliverer calls it.
+func (t *thread) resolved(r *projection.Pending) {
+	t.mu.Lock()
+	rt := t.routes[r]
+	delete(t.routes, r)
+	t.mu.Unlock()
+	if rt == nil {
+		return
+	}
+	for c, call := range rt.calls {
+		call.Cancel()
+		c.Notify("serverRequest/resolved", protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(call.ID())})
+	}
+}

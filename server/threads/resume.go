@@ -1,0 +1,87 @@
+package threads
+
+import (
+	"context"
+
+	"github.com/agentd-dev/agentd/server/rpc"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/projection"
+	"github.com/agentd-dev/agentd/protocol"
+)
+
+func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol.ThreadResumeParams) (*protocol.ThreadResumeResponse, error) {
+	c := r.Conn()
+	id := p.ThreadID
+	if p.Path != nil && *p.Path != "" {
+		rt, err := rollout.ReadThread(*p.Path, rollout.ReadOptions{SkipHistory: true})
+		if err != nil {
+			return nil, protocol.InvalidRequest("no rollout found at path %s: %v", *p.Path, err)
+		}
+		id = rt.Meta.ID
+	}
+	if err := validApproval(p.ApprovalPolicy); err != nil {
+		return nil, err
+	}
+	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
+		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions}
+	sv.threads.loadMu.Lock()
+	if t := sv.threads.get(id); t != nil {
+		sv.threads.loadMu.Unlock()
+		return sv.joinLoaded(ctx, r, t, ov, p.ExcludeTurns)
+	}
+	t, rt, st, err := sv.loadStored(ctx, id, ov)
+	sv.threads.loadMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	status := t.status()
+	// The reference sends these before the result: the notice when every
+	// turn is sent, then the thread's status.
+	if !p.ExcludeTurns {
+		c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
+	}
+	c.Notify("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: id, Status: status})
+	// Then the result, its token usage, and after them whatever the
+	// thread sends c.
+	r.ResponseFirst()
+	t.subscribe(c, false)
+	wire := t.wire(false)
+	if !p.ExcludeTurns {
+		wire.Turns = wireTurns(rt.Turns, protocol.ItemsFull)
+	}
+	if u := rt.TokenUsage; u != nil {
+		r.Then("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: id, TurnID: u.TurnID, TokenUsage: projection.TokenUsage(u.Info)})
+	}
+	return sv.resumeResponse(wire, st), nil
+}
+
+// joinLoaded subscribes c to a thread that is already loaded (a second
+// client, or the same client after a reconnect), even before its first
+// turn. Requests still pending are re-sent to it after the result.
+func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov overrides, excludeTurns bool) (*protocol.ThreadResumeResponse, error) {
+	c := r.Conn()
+	st, err := sv.apply(t.settings(sv), ov)
+	if err != nil {
+		return nil, err
+	}
+	o := core.TurnOverrides{Cwd: &st.cwd, Model: &st.model, Effort: &st.effort, Summary: &st.summary, ApprovalPolicy: &st.approval, Sandbox: &st.sandbox}
+	if _, err := t.sess.Call(ctx, core.OpOverrideTurnContext{Overrides: o}); err != nil {
+		return nil, rejectErr(err)
+	}
+	wire := t.wire(false)
+	if !excludeTurns {
+		turns, err := sv.turnsOf(ctx, t.id, t)
+		if err != nil {
+			return nil, err
+		}
+		c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
+		wire.Turns = wireTurns(turns, protocol.ItemsFull)
+	}
+	// The result first, then the requests still pending, then the
+	// thread's events.
+	r.ResponseFirst()
+	t.subscribe(c, true)
+	return sv.resumeResponse(wire, st), nil
+}

@@ -1,0 +1,208 @@
+package threads
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/model/demo"
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
+)
+
+// Options configure the thread layer.
+type Options struct {
+	Config *config.Config
+	Log    *zap.Logger
+	// Version is agentd's version, recorded in the rollouts it writes and
+	// shown as the threads' cliVersion.
+	Version string
+	// Cwd is the daemon's working directory, the default cwd of threads.
+	Cwd string
+}
+
+// service is the thread layer of the daemon: the loaded threads, the
+// rollout store, and the model clients.
+type service struct {
+	s       *rpc.Server
+	cfg     *config.Config
+	log     *zap.Logger
+	version string
+	store   *rollout.Store
+	cwd     string
+
+	threads *registry
+
+	// mu guards the fields that follow.
+	mu      sync.Mutex
+	clients map[string]*model.Client
+	demoURL string
+	demoEnd func()
+	closed  bool
+}
+
+// Register creates the thread layer and registers its methods on s; its
+// threads stop when s drains. It fails when the thread store cannot be
+// opened.
+func Register(s *rpc.Server, opts Options) error {
+	sv, err := newService(s, opts)
+	if err != nil {
+		return err
+	}
+	sv.register()
+	return nil
+}
+
+func newService(s *rpc.Server, opts Options) (*service, error) {
+	log := opts.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	sv := &service{s: s, cfg: opts.Config, log: log, version: opts.Version, cwd: opts.Cwd, clients: map[string]*model.Client{}}
+	var err error
+	sv.store, err = rollout.Open(sv.cfg.Home, rollout.Options{
+		Version:   opts.Version,
+		OnWarning: func(msg string) { log.Warn("rollout", zap.String("warning", msg)) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open thread store: %w", err)
+	}
+	sv.threads = newRegistry(sv)
+	s.OnDrain(sv.drain)
+	return sv, nil
+}
+
+// register is the one place where the thread layer's methods are
+// registered.
+func (sv *service) register() {
+	s := sv.s
+	rpc.Handle(s, "thread/start", sv.threadStart)
+	rpc.Handle(s, "thread/resume", sv.threadResume)
+	rpc.Handle(s, "thread/fork", sv.threadFork)
+	rpc.Handle(s, "thread/unsubscribe", sv.threadUnsubscribe)
+	rpc.Handle(s, "thread/loaded/list", sv.threadLoadedList)
+	rpc.Handle(s, "thread/read", sv.threadRead)
+	rpc.Handle(s, "thread/list", sv.threadList)
+	rpc.Handle(s, "thread/turns/list", sv.threadTurnsList)
+	rpc.Handle(s, "thread/items/list", sv.threadItemsList)
+	rpc.Handle(s, "thread/archive", sv.threadArchive)
+	rpc.Handle(s, "thread/unarchive", sv.threadUnarchive)
+	rpc.Handle(s, "thread/delete", sv.threadDelete)
+	rpc.Handle(s, "thread/name/set", sv.threadNameSet)
+	rpc.Handle(s, "thread/compact/start", sv.threadCompact)
+	rpc.Handle(s, "thread/shellCommand", sv.threadShellCommand)
+	rpc.Handle(s, "thread/inject_items", sv.threadInjectItems)
+	rpc.Handle(s, "thread/revert", sv.threadRevert)
+	rpc.Handle(s, "thread/settings/update", sv.threadSettingsUpdate)
+
+	rpc.Handle(s, "turn/start", sv.turnStart)
+	rpc.Handle(s, "turn/steer", sv.turnSteer)
+	rpc.Handle(s, "turn/interrupt", sv.turnInterrupt)
+
+	// What clients such as the Codex TUI call at startup. Features agentd
+	// does not have get an honest empty answer, never an invented one.
+	rpc.Handle(s, "account/read", sv.accountRead)
+	rpc.Handle(s, "model/list", sv.modelList)
+	rpc.Handle(s, "permissionProfile/list", permissionProfileList)
+	rpc.Handle(s, "configRequirements/read", configRequirementsRead)
+	rpc.Handle(s, "hooks/list", hooksList)
+	rpc.Handle(s, "skills/list", skillsList)
+	rpc.Handle(s, "account/bedrock/checkGovCloudRequirements", checkGovCloudRequirements)
+	rpc.Handle(s, "collaborationMode/list", collaborationModeList)
+	rpc.Handle(s, "plugin/installed", pluginInstalled)
+	rpc.Handle(s, "mcpServerStatus/list", mcpServerStatusList)
+	rpc.Handle(s, "thread/goal/get", threadGoalGet)
+	rpc.Handle(s, "thread/backgroundTerminals/list", backgroundTerminalsList)
+	rpc.Handle(s, "thread/readState/update", readStateUpdate)
+}
+
+// client returns the model client for a provider, starting the built-in
+// demo model on loopback the first time it is needed.
+func (sv *service) client(p model.Provider) (*model.Client, model.Provider, error) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.closed {
+		return nil, p, fmt.Errorf("server is shutting down")
+	}
+	if p.ID == config.DemoProviderID && p.BaseURL == "" {
+		if sv.demoURL == "" {
+			url, stop, err := demo.Start(context.Background())
+			if err != nil {
+				return nil, p, fmt.Errorf("start the demo model: %w", err)
+			}
+			sv.demoURL, sv.demoEnd = url, stop
+		}
+		p.BaseURL = sv.demoURL
+	}
+	key := p.ID + "\x00" + p.BaseURL
+	if c, ok := sv.clients[key]; ok {
+		return c, p, nil
+	}
+	c := model.NewClient(p, model.WithLogger(sv.log.Named("model")))
+	sv.clients[key] = c
+	return c, p, nil
+}
+
+// provider returns the provider with the id, or the configured one for "".
+func (sv *service) provider(id string) (model.Provider, bool) {
+	if id == "" {
+		return sv.cfg.Provider, true
+	}
+	p, ok := sv.cfg.Providers[id]
+	return p, ok
+}
+
+// drain lets running turns finish until ctx (the shutdown deadline) ends,
+// then stops every loaded thread (turns still running are aborted and
+// recorded as such, rollouts synced), then the demo model and the store.
+func (sv *service) drain(ctx context.Context) {
+	sv.threads.waitIdle(ctx)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sv.threads.closeAll(stopCtx)
+	sv.mu.Lock()
+	sv.closed = true
+	stop := sv.demoEnd
+	sv.demoEnd = nil
+	sv.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if err := sv.store.Close(); err != nil {
+		sv.log.Warn("closing the thread store", zap.Error(err))
+	}
+}
+
+// contextWindow is the context window of the models we know, in tokens;
+// 0 for others (clients then show no context gauge).
+func contextWindow(model string) int64 {
+	switch model {
+	case "gpt-5.5", "gpt-5.4", "gpt-5.3-codex", "gpt-5.2", "gpt-5.1", "gpt-5", "gpt-5-codex":
+		return 258400
+	case config.DemoModel:
+		return 128000
+	}
+	return 0
+}
+
+// newSessionConfig fills the parts of a core session config that come from
+// the daemon's configuration.
+func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Config, error) {
+	c, p, err := sv.client(p)
+	if err != nil {
+		return core.Config{}, err
+	}
+	return core.Config{
+		ThreadID:         threadID,
+		Provider:         p.ID,
+		Client:           c,
+		StreamMaxRetries: p.StreamMaxRetries,
+		Log:              sv.log.Named("core"),
+	}, nil
+}

@@ -1,0 +1,212 @@
+package threads
+
+import (
+	"encoding/json"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/projection"
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/config"
+)
+
+// threadSettings are what a thread runs with, resolved from the daemon's
+// configuration and the client's overrides.
+type threadSettings struct {
+	model                                   string
+	provider                                model.Provider
+	cwd                                     string
+	approval                                policy.ApprovalPolicy
+	sandbox                                 policy.SandboxPolicy
+	effort                                  string
+	summary                                 string
+	baseInstructions, developerInstructions string
+}
+
+// defaultSettings are the configuration's settings, in the daemon's cwd.
+func (sv *service) defaultSettings() threadSettings {
+	return threadSettings{
+		model:    sv.cfg.Model,
+		provider: sv.cfg.Provider,
+		cwd:      sv.cwd,
+		approval: sv.cfg.ApprovalPolicy,
+		sandbox:  sv.cfg.Sandbox,
+		effort:   sv.cfg.ReasoningEffort,
+		summary:  sv.cfg.ReasoningSummary,
+	}
+}
+
+// overrides are the settings a client may set on thread/start, resume and
+// fork.
+type overrides struct {
+	model, provider, cwd                    *string
+	approval                                *protocol.AskForApproval
+	sandbox                                 *protocol.SandboxMode
+	config                                  map[string]any
+	baseInstructions, developerInstructions *string
+}
+
+// apply returns s changed by o, or a -32600 error naming what is wrong.
+func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) {
+	if o.config != nil {
+		var err error
+		if o, err = configOverrides(o); err != nil {
+			return s, err
+		}
+	}
+	if o.provider != nil {
+		p, ok := sv.provider(*o.provider)
+		if !ok {
+			return s, protocol.InvalidRequest("unknown model provider %q", *o.provider)
+		}
+		if p.ID != s.provider.ID && o.model == nil && p.ID == config.DemoProviderID {
+			s.model = config.DemoModel
+		}
+		s.provider = p
+	}
+	if o.model != nil && *o.model != "" {
+		s.model = *o.model
+	}
+	if o.cwd != nil {
+		cwd, err := resolveCwd(*o.cwd, sv.cwd)
+		if err != nil {
+			return s, err
+		}
+		s.cwd = cwd
+	}
+	if o.approval != nil {
+		if o.approval.Granular != nil {
+			// Granular approvals choose per request kind; the core asks
+			// for the kinds it has (commands, patches) as on-request.
+			s.approval = policy.ApprovalOnRequest
+		} else {
+			s.approval = policy.ApprovalPolicy(o.approval.Mode)
+		}
+	}
+	if o.sandbox != nil {
+		s.sandbox = sandboxFromMode(*o.sandbox, s.sandbox)
+	}
+	if o.baseInstructions != nil {
+		s.baseInstructions = *o.baseInstructions
+	}
+	if o.developerInstructions != nil {
+		s.developerInstructions = *o.developerInstructions
+	}
+	return s, nil
+}
+
+// configOverrides reads the dotted config keys a thread may override.
+func configOverrides(o overrides) (overrides, error) {
+	str := func(key string) (*string, error) {
+		v, ok := o.config[key]
+		if !ok || v == nil {
+			return nil, nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, protocol.InvalidRequest("Invalid request: config.%s must be a string", key)
+		}
+		return &s, nil
+	}
+	var err error
+	set := func(dst **string, key string) {
+		if err != nil || *dst != nil {
+			return
+		}
+		*dst, err = str(key)
+	}
+	set(&o.model, "model")
+	set(&o.provider, "model_provider")
+	if v, e := str("approval_policy"); e != nil {
+		return o, e
+	} else if v != nil && o.approval == nil {
+		ap := protocol.ApprovalPolicy(protocol.ApprovalMode(*v))
+		o.approval = &ap
+	}
+	if v, e := str("sandbox_mode"); e != nil {
+		return o, e
+	} else if v != nil && o.sandbox == nil {
+		m := protocol.SandboxMode(*v)
+		o.sandbox = &m
+	}
+	return o, err
+}
+
+// resolveCwd makes a client's cwd absolute (relative to base) and checks
+// that it is a directory, or answers -32600 naming it.
+func resolveCwd(cwd, base string) (string, error) {
+	dir, err := config.ResolveDir(cwd, base)
+	if err != nil {
+		return "", protocol.InvalidRequest("cwd %v", err)
+	}
+	return dir, nil
+}
+
+func sandboxFromMode(m protocol.SandboxMode, base policy.SandboxPolicy) policy.SandboxPolicy {
+	switch m {
+	case protocol.SandboxWorkspaceWrite:
+		if base.Mode == policy.SandboxWorkspaceWrite {
+			return base
+		}
+		return policy.WorkspaceWrite()
+	case protocol.SandboxDangerFullAccess:
+		return policy.FullAccess()
+	}
+	return policy.ReadOnly()
+}
+
+func validApproval(ap *protocol.AskForApproval) error {
+	if ap == nil || ap.Granular != nil {
+		return nil
+	}
+	if !policy.ApprovalPolicy(ap.Mode).Valid() {
+		return protocol.InvalidRequest("Invalid request: unknown approval policy %q", ap.Mode)
+	}
+	return nil
+}
+
+// turnContextOverrides maps turn/start's settings to the core's overrides.
+func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOverrides, error) {
+	var o core.TurnOverrides
+	if p.Cwd != nil {
+		cwd, err := resolveCwd(*p.Cwd, base)
+		if err != nil {
+			return o, err
+		}
+		o.Cwd = &cwd
+	}
+	if p.Model != nil {
+		o.Model = p.Model
+	}
+	if p.Effort != nil {
+		e := string(*p.Effort)
+		o.Effort = &e
+	}
+	if p.Summary != nil {
+		s := string(*p.Summary)
+		o.Summary = &s
+	}
+	if p.ApprovalPolicy != nil {
+		if err := validApproval(p.ApprovalPolicy); err != nil {
+			return o, err
+		}
+		ap := policy.ApprovalOnRequest
+		if p.ApprovalPolicy.Granular == nil {
+			ap = policy.ApprovalPolicy(p.ApprovalPolicy.Mode)
+		}
+		o.ApprovalPolicy = &ap
+	}
+	if p.SandboxPolicy != nil {
+		sp := projection.CoreSandboxPolicy(*p.SandboxPolicy)
+		o.Sandbox = &sp
+	}
+	if p.OutputSchema != nil {
+		b, err := json.Marshal(p.OutputSchema)
+		if err != nil {
+			return o, protocol.InvalidRequest("Invalid request: outputSchema: %v", err)
+		}
+		o.OutputSchema = b
+	}
+	return o, nil
+}

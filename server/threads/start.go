@@ -1,0 +1,101 @@
+package threads
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentd-dev/agentd/server/rpc"
+
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/google/uuid"
+)
+
+// persistOnStartKey, in thread/start's config, asks for the rollout file
+// to be written at once rather than at the first turn (an agentd
+// extension; see docs/protocol.md).
+const persistOnStartKey = "persist_on_start"
+
+// sessionSource is what app-server threads report as their source, as the
+// reference does.
+const sessionSource = protocol.SessionSourceKind("vscode")
+
+func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.ThreadStartParams) (*protocol.ThreadStartResponse, error) {
+	c := r.Conn()
+	if err := validApproval(p.ApprovalPolicy); err != nil {
+		return nil, err
+	}
+	st, err := sv.apply(sv.defaultSettings(), overrides{
+		model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
+		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tools, err := dynamicTools(p.DynamicTools)
+	if err != nil {
+		return nil, err
+	}
+	uid, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	id := uid.String()
+	now := time.Now()
+	ephemeral := p.Ephemeral != nil && *p.Ephemeral
+	meta := threadMeta{
+		createdAt: now, updatedAt: now, cwd: st.cwd, model: st.model, provider: st.provider.ID, effort: st.effort,
+		ephemeral: ephemeral, originator: c.ClientInfo().Name,
+	}
+	var rec *rollout.Recorder
+	if !ephemeral {
+		threadSource := ""
+		if p.ThreadSource != nil {
+			threadSource = *p.ThreadSource
+		}
+		rec, err = sv.store.Create(rollout.SessionMeta{
+			ID: id, CreatedAt: now, Cwd: st.cwd, ModelProvider: st.provider.ID, Model: st.model, Effort: st.effort,
+			Source: string(sessionSource), ThreadSource: threadSource, Originator: meta.originator, CLIVersion: sv.version,
+			BaseInstructions: st.baseInstructions, DeveloperInstructions: st.developerInstructions,
+		})
+		if err != nil {
+			return nil, err
+		}
+		meta.path = rec.Path()
+	}
+	t, err := sv.load(loadSpec{id: id, settings: st, tools: tools, rec: rec, meta: meta, status: protocol.StatusIdle(), rawEvents: p.ExperimentalRawEvents})
+	if err != nil {
+		return nil, err
+	}
+	if persist, _ := p.Config[persistOnStartKey].(bool); persist && rec != nil {
+		// Asked for: the rollout exists from now on, so the thread can be
+		// resumed (even by another process) before its first turn.
+		if err := rec.Persist(ctx); err != nil {
+			sv.threads.remove(t)
+			t.shutdown(ctx)
+			return nil, err
+		}
+	}
+	r.ResponseFirst()
+	t.subscribe(c, true)
+	wire := t.wire(false)
+	r.Then("thread/started", protocol.ThreadStartedNotification{Thread: wire})
+	return sv.startResponse(wire, st), nil
+}
+
+func (sv *service) threadUnsubscribe(_ context.Context, r *rpc.Request, p *protocol.ThreadIDParams) (*protocol.ThreadUnsubscribeResponse, error) {
+	c := r.Conn()
+	t := sv.threads.get(p.ThreadID)
+	if t == nil {
+		return &protocol.ThreadUnsubscribeResponse{Status: protocol.UnsubscribeNotLoaded}, nil
+	}
+	if !t.unsubscribe(c) {
+		return &protocol.ThreadUnsubscribeResponse{Status: protocol.UnsubscribeNotSubscribed}, nil
+	}
+	return &protocol.ThreadUnsubscribeResponse{Status: protocol.UnsubscribeUnsubscribed}, nil
+}
+
+func (sv *service) threadLoadedList(_ context.Context, _ *rpc.Request, _ *protocol.ThreadLoadedListParams) (*protocol.ThreadLoadedListResponse, error) {
+	ids := sv.threads.ids()
+	return &protocol.ThreadLoadedListResponse{Data: ids}, nil
+}

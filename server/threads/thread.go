@@ -1,0 +1,399 @@
+package threads
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/projection"
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/rpc"
+)
+
+// maxQueued bounds the outputs a thread holds for its deliverer. The
+// deliverer falls that far behind only when a subscriber that is waited
+// for (stdio, in-process) stops reading; the pump then waits, and what the
+// core emits meanwhile waits in the session's event stream, which never
+// blocks the core and coalesces deltas while it is behind.
+const maxQueued = 1024
+
+// thread is a loaded thread: a core session, its rollout, its projection
+// and its subscribers.
+//
+// Events move outward through two goroutines, in order:
+//   - the pump reads the session's events, projects each one under mu and
+//     queues the outputs (outq);
+//   - the deliverer takes what is queued and sends it to the subscribers,
+//     outside mu. It is the only goroutine that sends a thread's outputs,
+//     and the only one that may wait for a client.
+//
+// Handlers never deliver: they queue (a replay of pending requests to a
+// new subscriber, a notification) and wake the deliverer. A handler that
+// reserved its response's place (rpc.Request.ResponseFirst) therefore
+// never waits behind its own response, and everything the thread sends
+// that connection afterwards follows the response.
+//
+// Lock discipline: mu guards the thread's state and is never held while
+// waiting for a client or for the core.
+type thread struct {
+	sv   *service
+	id   string
+	sess *core.Session
+	rec  *rollout.Recorder // nil for an ephemeral thread
+	log  *zap.Logger
+	// rawEvents: started with experimentalRawEvents.
+	rawEvents bool
+
+	// wake has a token when outq has outputs or the thread is ending.
+	wake chan struct{}
+	// pumpDone and deliverDone are closed when each goroutine has ended.
+	pumpDone, deliverDone chan struct{}
+
+	// mu guards everything below.
+	mu sync.Mutex
+	// room is signalled when outq empties (the pump waits on it).
+	room *sync.Cond
+	meta threadMeta
+	proj *projection.Thread
+	// subs is the subscribers, replaced (never changed in place) on every
+	// change, so that the deliverer can use a snapshot without mu.
+	subs []*rpc.Conn
+	// hooked records the connections whose close unsubscribes them.
+	hooked map[*rpc.Conn]bool
+	// outq holds outputs waiting for delivery, in order.
+	outq []delivery
+	// routes records where each pending server request was sent.
+	routes map[*projection.Pending]*route
+	// unloadTimer fires when the thread has had no activity for the
+	// unload delay.
+	unloadTimer *time.Timer
+	turnRunning bool
+	// closed: shutdown has begun. final: nothing more will be queued, so
+	// the deliverer ends once outq is empty.
+	closed, final bool
+}
+
+// delivery is one output to deliver; only, when set, restricts it to one
+// connection (requests re-sent to a late subscriber).
+type delivery struct {
+	out  projection.Output
+	only *rpc.Conn
+}
+
+// threadMeta is what the wire Thread shows besides status and turns.
+type threadMeta struct {
+	createdAt, updatedAt time.Time
+	cwd, model, provider string
+	effort               string
+	name, preview        string
+	ephemeral            bool
+	path                 string
+	originator           string
+	forkedFrom           string
+	gitInfo              *rollout.GitInfo
+}
+
+func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
+	t := &thread{
+		sv:          sv,
+		id:          ls.id,
+		sess:        sess,
+		rec:         ls.rec,
+		log:         sv.log.With(zap.String("thread", ls.id)),
+		rawEvents:   ls.rawEvents,
+		wake:        make(chan struct{}, 1),
+		pumpDone:    make(chan struct{}),
+		deliverDone: make(chan struct{}),
+		meta:        ls.meta,
+		proj:        projection.NewThread(ls.id, ls.status),
+		hooked:      map[*rpc.Conn]bool{},
+		routes:      map[*projection.Pending]*route{},
+	}
+	t.room = sync.NewCond(&t.mu)
+	t.mu.Lock()
+	t.armUnloadLocked()
+	t.mu.Unlock()
+	go t.pump()
+	go t.deliverLoop()
+	return t
+}
+
+// pump projects the session's events and queues the outputs.
+func (t *thread) pump() {
+	defer close(t.pumpDone)
+	for {
+		ev, err := t.sess.Events().Next(context.Background())
+		if err != nil {
+			return
+		}
+		t.mu.Lock()
+		for len(t.outq) >= maxQueued && !t.final {
+			t.room.Wait()
+		}
+		t.observe(ev)
+		t.queueLocked(t.proj.Apply(ev)...)
+		t.mu.Unlock()
+	}
+}
+
+// observe updates the thread's metadata from an event.
+func (t *thread) observe(ev core.Event) {
+	switch m := ev.Msg.(type) {
+	case core.ItemCompleted:
+		if um, ok := m.Item.(core.UserMessageItem); ok && t.meta.preview == "" {
+			t.meta.preview = userText(um)
+		}
+		t.meta.updatedAt = ev.Time
+	case core.TurnStarted:
+		t.meta.updatedAt = ev.Time
+		t.meta.model = m.Context.Model
+		t.meta.effort = m.Context.Effort
+		t.meta.cwd = m.Context.Cwd
+		t.stopUnloadTimerLocked()
+		t.turnRunning = true
+	case core.TurnComplete, core.TurnAborted:
+		t.meta.updatedAt = ev.Time
+		t.turnRunning = false
+		t.armUnloadLocked()
+	}
+}
+
+func userText(um core.UserMessageItem) string {
+	for _, u := range um.Content {
+		if u.Kind == core.InputText && u.Text != "" {
+			return u.Text
+		}
+	}
+	return ""
+}
+
+// queueLocked queues outputs for every subscriber and wakes the
+// deliverer. t.mu must be held.
+func (t *thread) queueLocked(outs ...projection.Output) {
+	for _, o := range outs {
+		t.outq = append(t.outq, delivery{out: o})
+	}
+	t.wakeDeliverer()
+}
+
+func (t *thread) wakeDeliverer() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliverLoop delivers the queued outputs in order until the thread has
+// ended; then it cancels the server requests still out.
+func (t *thread) deliverLoop() {
+	defer close(t.deliverDone)
+	var spare []delivery
+	for {
+		t.mu.Lock()
+		for len(t.outq) == 0 && !t.final {
+			t.mu.Unlock()
+			<-t.wake
+			t.mu.Lock()
+		}
+		if len(t.outq) == 0 {
+			routes := t.routes
+			t.routes = map[*projection.Pending]*route{}
+			t.mu.Unlock()
+			for _, rt := range routes {
+				rt.cancel()
+			}
+			return
+		}
+		batch, subs := t.outq, t.subs
+		t.outq = spare[:0]
+		t.room.Broadcast()
+		t.mu.Unlock()
+		for _, d := range batch {
+			t.deliver(d, subs)
+		}
+		clear(batch)
+		spare = batch
+	}
+}
+
+// deliver sends one output to the subscribers (or to its one connection).
+// Only the deliverer calls it; it may wait for a client.
+func (t *thread) deliver(d delivery, subs []*rpc.Conn) {
+	o := d.out
+	switch {
+	case o.Request != nil:
+		t.sendRequest(o.Request, subs, d.only)
+	case o.Resolved != nil:
+		t.resolved(o.Resolved)
+	default:
+		// Encoded once for every subscriber.
+		n, err := rpc.NewNotification(o.Method, o.Params)
+		if err != nil {
+			t.log.Error("dropping a notification that cannot be encoded", zap.String("method", o.Method), zap.Error(err))
+			return
+		}
+		for _, c := range subs {
+			if d.only != nil && c != d.only {
+				continue
+			}
+			if o.Audience == projection.RawEvents && !(t.rawEvents && c.Capabilities().ExperimentalAPI) {
+				continue
+			}
+			c.Send(n)
+		}
+	}
+}
+
+// subscribe adds c as a subscriber; with replay, c is also sent the
+// server requests still waiting for an answer, after whatever is queued
+// for delivery. It reports whether c was already subscribed. It never
+// waits.
+func (t *thread) subscribe(c *rpc.Conn, replay bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := slices.Contains(t.subs, c)
+	if !was {
+		t.subs = append(slices.Clip(t.subs), c)
+		t.armUnloadLocked()
+		if !t.hooked[c] {
+			t.hooked[c] = true
+			c.OnClose(func() {
+				t.unsubscribe(c)
+				t.mu.Lock()
+				delete(t.hooked, c)
+				t.mu.Unlock()
+			})
+		}
+	}
+	if replay {
+		for _, r := range t.proj.PendingRequests() {
+			t.outq = append(t.outq, delivery{out: projection.Output{Request: r}, only: c})
+		}
+		t.wakeDeliverer()
+	}
+	return was
+}
+
+// unsubscribe removes c and withdraws the server requests it was sent; it
+// reports whether c was subscribed.
+func (t *thread) unsubscribe(c *rpc.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := slices.Index(t.subs, c)
+	if i < 0 {
+		return false
+	}
+	t.subs = slices.Delete(slices.Clone(t.subs), i, i+1)
+	for _, rt := range t.routes {
+		rt.drop(c)
+	}
+	t.armUnloadLocked()
+	return true
+}
+
+// notifySubscribers sends a notification to every subscriber, after
+// everything queued before it.
+func (t *thread) notifySubscribers(method string, params any) {
+	t.mu.Lock()
+	t.queueLocked(projection.Output{Method: method, Params: params})
+	t.mu.Unlock()
+}
+
+// observedUnloadFactor stretches the unload delay of a thread that still
+// has subscribers but no activity: a connection that only watches keeps a
+// thread loaded for a long while, never forever (a later turn/start loads
+// it again).
+const observedUnloadFactor = 8
+
+// armUnloadLocked (re)starts the unload timer of an idle thread: the
+// unload delay without subscribers, observedUnloadFactor times it with.
+// Activity (a turn, a subscriber coming or going) re-arms it.
+func (t *thread) armUnloadLocked() {
+	t.stopUnloadTimerLocked()
+	if t.closed || t.turnRunning {
+		return
+	}
+	delay := t.sv.cfg.Server.ThreadUnloadDelay
+	if len(t.subs) > 0 {
+		delay *= observedUnloadFactor
+	}
+	t.unloadTimer = time.AfterFunc(delay, t.unloadIfIdle)
+}
+
+func (t *thread) stopUnloadTimerLocked() {
+	if t.unloadTimer != nil {
+		t.unloadTimer.Stop()
+		t.unloadTimer = nil
+	}
+}
+
+// unloadIfIdle unloads the thread if no turn runs: thread/status/changed
+// notLoaded, then thread/closed, to every connection.
+func (t *thread) unloadIfIdle() {
+	t.mu.Lock()
+	if t.closed || t.turnRunning || t.proj.ActiveTurnID() != "" {
+		t.mu.Unlock()
+		return
+	}
+	if st, _ := t.sess.Status(); st != core.StatusIdle {
+		// A turn the pump has not seen start yet: try again later.
+		t.armUnloadLocked()
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	t.sv.threads.remove(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.shutdown(ctx)
+	t.sv.s.Broadcast("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()})
+	t.sv.s.Broadcast("thread/closed", protocol.ThreadIDNotification{ThreadID: t.id})
+}
+
+// shutdown stops the session (aborting a running turn), delivers its last
+// events and then last (in that order), and closes the rollout. It
+// returns early when ctx ends; a second call does nothing.
+func (t *thread) shutdown(ctx context.Context, last ...projection.Output) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	t.stopUnloadTimerLocked()
+	t.mu.Unlock()
+	if err := t.sess.Shutdown(ctx); err != nil {
+		t.log.Warn("session shutdown", zap.Error(err))
+	}
+	select {
+	case <-t.pumpDone:
+	case <-ctx.Done():
+	}
+	t.mu.Lock()
+	t.queueLocked(last...)
+	t.final = true
+	t.room.Broadcast()
+	t.mu.Unlock()
+	t.wakeDeliverer()
+	select {
+	case <-t.deliverDone:
+	case <-ctx.Done():
+	}
+	if t.rec != nil {
+		if err := t.rec.Close(ctx); err != nil {
+			t.log.Warn("closing the rollout", zap.Error(err))
+		}
+	}
+}
+
+// status returns the thread's status.
+func (t *thread) status() protocol.ThreadStatus {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.proj.Status()
+}

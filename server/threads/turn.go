@@ -1,0 +1,95 @@
+package threads
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentd-dev/agentd/server/rpc"
+
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/projection"
+	"github.com/agentd-dev/agentd/protocol"
+)
+
+func coreInput(in []protocol.UserInput) []core.UserInput {
+	out := make([]core.UserInput, 0, len(in))
+	for _, u := range in {
+		out = append(out, projection.CoreUserInput(u))
+	}
+	return out
+}
+
+// inProgressTurn is the turn a turn/start result carries.
+func inProgressTurn(id string) protocol.Turn {
+	return protocol.Turn{ID: id, RootTurnID: &id, Items: protocol.List[protocol.ThreadItem]{}, ItemsView: protocol.ItemsNotLoaded, Status: protocol.TurnInProgress}
+}
+
+func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.TurnStartParams) (*protocol.TurnStartResponse, error) {
+	c := r.Conn()
+	t, err := sv.loadedThread(ctx, c, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	ov, err := turnContextOverrides(p, t.sess.TurnContext().Cwd)
+	if err != nil {
+		return nil, err
+	}
+	op := core.OpUserInput{Input: coreInput(p.Input), Overrides: ov}
+	if p.ClientUserMessageID != nil {
+		op.ClientMessageID = *p.ClientUserMessageID
+	}
+	var trace *core.TraceContext
+	if tp, ts := r.Trace(); tp != "" {
+		trace = &core.TraceContext{Traceparent: tp, Tracestate: ts}
+	}
+	// The result goes out before turn/started, and c is subscribed before
+	// the turn can start, so it misses none of it.
+	r.ResponseFirst()
+	was := t.subscribe(c, true)
+	ack, err := t.sess.CallTraced(ctx, op, trace)
+	if err != nil {
+		if !was {
+			t.unsubscribe(c)
+		}
+		return nil, rejectErr(err)
+	}
+	return &protocol.TurnStartResponse{Turn: inProgressTurn(ack.TurnID)}, nil
+}
+
+func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.TurnSteerParams) (*protocol.TurnSteerResponse, error) {
+	t, err := sv.loadedThread(ctx, r.Conn(), p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	op := core.OpSteer{Input: coreInput(p.Input), ExpectedTurnID: p.ExpectedTurnID}
+	if p.ClientUserMessageID != nil {
+		op.ClientMessageID = *p.ClientUserMessageID
+	}
+	r.ResponseFirst() // before the events of the steer
+	ack, err := t.sess.Call(ctx, op)
+	if err != nil {
+		var rej *core.RejectError
+		if errors.As(err, &rej) && rej.Reason == core.RejectNotSteerable {
+			return nil, protocol.InvalidRequest("%s", rej.Message).WithData(map[string]any{
+				"codexErrorInfo": map[string]any{"activeTurnNotSteerable": map[string]any{"turnKind": "compact"}}})
+		}
+		return nil, rejectErr(err)
+	}
+	return &protocol.TurnSteerResponse{TurnID: ack.TurnID}, nil
+}
+
+func (sv *service) turnInterrupt(ctx context.Context, r *rpc.Request, p *protocol.TurnInterruptParams) (*protocol.Empty, error) {
+	t, err := sv.loadedThread(ctx, r.Conn(), p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	r.ResponseFirst() // before turn/completed
+	if _, err := t.sess.Call(ctx, core.OpInterrupt{TurnID: p.TurnID}); err != nil {
+		var rej *core.RejectError
+		if errors.As(err, &rej) && rej.Reason == core.RejectTurnMismatch {
+			return nil, protocol.InvalidRequest("no active turn to interrupt")
+		}
+		return nil, rejectErr(err)
+	}
+	return &protocol.Empty{}, nil
+}

@@ -1,0 +1,238 @@
+package utility
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/projection"
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/configedit"
+	"github.com/agentd-dev/agentd/server/rpc"
+)
+
+// Config write error codes (data.config_write_error_code), the
+// reference's.
+const (
+	configVersionConflict = "configVersionConflict"
+	configValidationError = "configValidationError"
+	configLayerReadonly   = "configLayerReadonly"
+)
+
+// configPath is the user's config.toml.
+func (u *utility) configPath() string {
+	if p := u.cfg.Path; p != "" {
+		return p
+	}
+	return filepath.Join(u.cfg.Home, config.FileName)
+}
+
+// userLayerSource names the user layer.
+func (u *utility) userLayerSource() protocol.ConfigLayerSource {
+	return protocol.ConfigLayerSource{User: &protocol.UserConfigSource{File: protocol.AbsPath(u.configPath())}}
+}
+
+// readUserLayer reads config.toml as it is now: its text and document
+// (empty when the file does not exist).
+func (u *utility) readUserLayer() ([]byte, map[string]any, error) {
+	src, err := os.ReadFile(u.configPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	doc, err := configedit.Parse(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s cannot be parsed: %v", u.configPath(), err)
+	}
+	return src, doc, nil
+}
+
+// runningConfig is the configuration new threads use, with the
+// reference's snake_case keys for what agentd supports.
+func (u *utility) runningConfig() map[string]any {
+	c := u.cfg
+	cfg := map[string]any{
+		"model":           c.Model,
+		"model_provider":  c.Provider.ID,
+		"approval_policy": string(projection.ApprovalPolicy(c.ApprovalPolicy).Mode),
+		"sandbox_mode":    string(c.Sandbox.Mode),
+	}
+	if c.ReasoningEffort != "" {
+		cfg["model_reasoning_effort"] = c.ReasoningEffort
+	}
+	if c.ReasoningSummary != "" {
+		cfg["model_reasoning_summary"] = c.ReasoningSummary
+	}
+	if c.Sandbox.Mode == policy.SandboxWorkspaceWrite {
+		roots := []string{}
+		roots = append(roots, c.Sandbox.WritableRoots...)
+		cfg["sandbox_workspace_write"] = map[string]any{
+			"writable_roots": roots, "network_access": c.Sandbox.NetworkAccess,
+			"exclude_tmpdir_env_var": c.Sandbox.ExcludeTmpdirEnvVar, "exclude_slash_tmp": c.Sandbox.ExcludeSlashTmp,
+		}
+	}
+	return cfg
+}
+
+// configRead answers with the running configuration (what new threads
+// use), plus the origin of every key config.toml sets and, on request,
+// config.toml as a layer, both with the file's current version (which
+// config writes check). A write changes the file, and so the origins and
+// layers at once, but the running configuration only at the next start.
+func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
+	resp := protocol.ConfigReadResponse{Config: u.runningConfig(), Origins: map[string]protocol.ConfigLayerMetadata{}}
+	name := u.userLayerSource()
+	_, doc, err := u.readUserLayer()
+	if err != nil {
+		// The file changed since the daemon started and is broken now:
+		// say so in the layer rather than fail the read.
+		u.log.Warn("config/read", zap.Error(err))
+		if p.IncludeLayers {
+			reason := err.Error()
+			resp.Layers = []protocol.ConfigLayer{{Name: name, Version: "", Config: map[string]any{}, DisabledReason: &reason}}
+		}
+		return &resp, nil
+	}
+	version := configedit.Version(doc)
+	for _, k := range configedit.Leaves(doc) {
+		resp.Origins[k] = protocol.ConfigLayerMetadata{Name: name, Version: version}
+	}
+	if p.IncludeLayers {
+		resp.Layers = []protocol.ConfigLayer{{Name: name, Version: version, Config: doc}}
+	}
+	return &resp, nil
+}
+
+// configValueWrite sets (or, with null, removes) one key of config.toml.
+func (u *utility) configValueWrite(_ context.Context, _ *rpc.Request, p *protocol.ConfigValueWriteParams) (*protocol.ConfigWriteResponse, error) {
+	return u.configWrite(p.FilePath, p.ExpectedVersion, []configedit.Edit{
+		{KeyPath: p.KeyPath, Value: p.Value, Upsert: p.MergeStrategy == protocol.MergeUpsert},
+	})
+}
+
+// configBatchWrite applies several edits at once: all of them or none.
+// reloadUserConfig is accepted and has no effect (see configRead).
+func (u *utility) configBatchWrite(_ context.Context, _ *rpc.Request, p *protocol.ConfigBatchWriteParams) (*protocol.ConfigWriteResponse, error) {
+	edits := make([]configedit.Edit, len(p.Edits))
+	for i, e := range p.Edits {
+		edits[i] = configedit.Edit{KeyPath: e.KeyPath, Value: e.Value, Upsert: e.MergeStrategy == protocol.MergeUpsert}
+	}
+	return u.configWrite(p.FilePath, p.ExpectedVersion, edits)
+}
+
+// configWrite edits config.toml: it checks the expected version, applies
+// the edits (in place where possible), checks that agentd can still load
+// the result, and replaces the file atomically.
+func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
+	path := u.configPath()
+	if filePath != nil && filepath.Clean(*filePath) != path {
+		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, *filePath)
+	}
+	u.configMu.Lock()
+	defer u.configMu.Unlock()
+	src, doc, err := u.readUserLayer()
+	if err != nil {
+		return nil, configWriteError(configValidationError, "%v", err)
+	}
+	if expected != nil && *expected != configedit.Version(doc) {
+		return nil, configWriteError(configVersionConflict, "Configuration was modified since last read. Fetch latest version and retry.")
+	}
+	res, err := configedit.Apply(src, edits)
+	if err != nil {
+		return nil, configWriteError(configValidationError, "Invalid configuration edit: %v", err)
+	}
+	if err := checkLoads(res.Text, path); err != nil {
+		return nil, configWriteError(configValidationError, "Invalid configuration: %v", err)
+	}
+	if err := writeFileAtomic(path, res.Text); err != nil {
+		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", path, osErrorText(err))
+	}
+	if !res.InPlace {
+		u.log.Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
+	}
+	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
+}
+
+// configWriteError is a -32600 carrying the reference's write error code.
+func configWriteError(code, format string, args ...any) error {
+	return protocol.InvalidRequest(format, args...).WithData(map[string]string{"config_write_error_code": code})
+}
+
+// checkLoads checks that agentd's loader accepts text as config.toml, so
+// that a write never leaves a file the daemon cannot start with. The
+// loader reads a home directory, so the text goes to a scratch one; its
+// path is replaced by path in the error.
+func checkLoads(text []byte, path string) error {
+	dir, err := os.MkdirTemp("", "agentd-config-check")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	scratch := filepath.Join(dir, config.FileName)
+	if err := os.WriteFile(scratch, text, 0o600); err != nil {
+		return err
+	}
+	if _, err := config.Load(config.Options{Home: dir}); err != nil {
+		return errors.New(strings.ReplaceAll(err.Error(), scratch, path))
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory, so that a reader never sees half a file. A symbolic
+// link (a managed dotfile) is followed: its target is replaced.
+func writeFileAtomic(path string, data []byte) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o600)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package utility
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/rpc"
+)
+
+// The fs/* methods act on the daemon's file system with the daemon's own
+// rights, as the reference's do: no sandbox applies to them (see
+// docs/protocol.md). Paths are absolute (the protocol decoder rejects
+// relative ones with the reference's message); bytes travel as base64.
+
+// base64Len is the length of n bytes in padded base64.
+func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
+
+// fsReadFile returns a file's bytes.
+func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPathParams) (*protocol.FsReadFileResponse, error) {
+	f, err := os.Open(string(p.Path))
+	if err != nil {
+		return nil, fsError(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fsError(err)
+	}
+	if st.IsDir() {
+		return nil, fsError(&fs.PathError{Op: "read", Path: string(p.Path), Err: errIsDir})
+	}
+	// The answer is one message: a file whose base64 would not fit is
+	// refused rather than sent as a message the client must drop.
+	limit := int64(u.cfg.Server.MaxMessageBytes) - 1024
+	if base64Len(st.Size()) > limit {
+		return nil, protocol.Errorf(protocol.CodeInternalError,
+			"fs/readFile: %s is %d bytes, too large for one message (at most %d bytes of base64)", p.Path, st.Size(), limit)
+	}
+	data, err := readAllLimited(f, limit/4*3+1)
+	if err != nil {
+		return nil, fsError(err)
+	}
+	return &protocol.FsReadFileResponse{DataBase64: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+// fsWriteFile creates or truncates a file and writes the bytes.
+func (u *utility) fsWriteFile(_ context.Context, _ *rpc.Request, p *protocol.FsWriteFileParams) (*protocol.Empty, error) {
+	data, err := base64.StdEncoding.DecodeString(p.DataBase64)
+	if err != nil {
+		return nil, protocol.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
+	}
+	if err := os.WriteFile(string(p.Path), data, 0o666); err != nil {
+		return nil, fsError(err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+// fsCreateDirectory creates a directory, with its parents unless
+// recursive is false.
+func (u *utility) fsCreateDirectory(_ context.Context, _ *rpc.Request, p *protocol.FsCreateDirectoryParams) (*protocol.Empty, error) {
+	var err error
+	if p.Recursive == nil || *p.Recursive {
+		err = os.MkdirAll(string(p.Path), 0o777)
+	} else {
+		err = os.Mkdir(string(p.Path), 0o777)
+	}
+	if err != nil {
+		return nil, fsError(err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+// fsGetMetadata describes a path. isFile and isDirectory follow a
+// symbolic link (a link to a file is a file and a symlink); a dangling
+// link is only a symlink.
+func (u *utility) fsGetMetadata(_ context.Context, _ *rpc.Request, p *protocol.FsPathParams) (*protocol.FsGetMetadataResponse, error) {
+	path := string(p.Path)
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return nil, fsError(err)
+	}
+	st := lst
+	isLink := lst.Mode()&fs.ModeSymlink != 0
+	followed := false
+	if isLink {
+		if target, err := os.Stat(path); err == nil {
+			st, followed = target, true
+		}
+	}
+	out := protocol.FsGetMetadataResponse{
+		IsSymlink:    isLink,
+		IsDirectory:  st.IsDir(),
+		IsFile:       st.Mode().IsRegular(),
+		ModifiedAtMs: st.ModTime().UnixMilli(),
+		CreatedAtMs:  birthTimeMs(path, followed),
+	}
+	return &out, nil
+}
+
+// fsReadDirectory lists a directory's entries by name. Like
+// fs/getMetadata, a symbolic link reports what it points to.
+func (u *utility) fsReadDirectory(_ context.Context, _ *rpc.Request, p *protocol.FsPathParams) (*protocol.FsReadDirectoryResponse, error) {
+	entries, err := os.ReadDir(string(p.Path))
+	if err != nil {
+		return nil, fsError(err)
+	}
+	out := protocol.FsReadDirectoryResponse{Entries: make(protocol.List[protocol.FsReadDirectoryEntry], 0, len(entries))}
+	for _, e := range entries {
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(string(p.Path) + string(os.PathSeparator) + e.Name()); err == nil {
+				mode = st.Mode().Type()
+			}
+		}
+		out.Entries = append(out.Entries, protocol.FsReadDirectoryEntry{
+			FileName: e.Name(), IsDirectory: mode.IsDir(), IsFile: mode.IsRegular(),
+		})
+	}
+	return &out, nil
+}
+
+// fsRemove removes a path: a directory with its contents unless
+// recursive is false; a missing path is fine unless force is false.
+func (u *utility) fsRemove(_ context.Context, _ *rpc.Request, p *protocol.FsRemoveParams) (*protocol.Empty, error) {
+	path := string(p.Path)
+	recursive := p.Recursive == nil || *p.Recursive
+	force := p.Force == nil || *p.Force
+	if _, err := os.Lstat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && force {
+			return &protocol.Empty{}, nil
+		}
+		return nil, fsError(err)
+	}
+	var err error
+	if recursive {
+		err = os.RemoveAll(path)
+	} else {
+		err = os.Remove(path)
+	}
+	if err != nil && !(force && errors.Is(err, fs.ErrNotExist)) {
+		return nil, fsError(err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+// errIsDir is what reading a directory as a file gives.
+var errIsDir error = syscall.EISDIR
+
+// readAllLimited reads r to its end, failing past limit bytes (a file that
+// grew after it was measured).
+func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errors.New("the file grew past the message size limit while it was read")
+	}
+	return data, nil
+}
