@@ -11,7 +11,8 @@ import (
 // Event is one fact the core reports. Events of a session are totally
 // ordered by Seq.
 type Event struct {
-	// Seq numbers the session's events from 1, with no gaps.
+	// Seq numbers the session's events from 1, with no gaps (the event
+	// stream may merge deltas for a reader that is behind, leaving gaps).
 	Seq uint64
 	// SubmissionID is the submission that caused the event, "" if none.
 	SubmissionID string

@@ -10,36 +10,166 @@ import (
 // session that shut down has been read.
 var ErrStreamClosed = errors.New("core: event stream closed")
 
-// EventStream is the outbound river of a session: an unbounded FIFO of
-// events. Put never blocks and never drops, so the core is never held up by
-// a slow reader; in exchange the queue accounts for what it holds (Len,
-// Bytes) so the owner can watch its memory. It has a single reader.
+// coalesceBacklog is the backlog at which the stream starts to merge
+// deltas. A reader that keeps up never sees a merge; one that stops (its
+// client stopped reading) leaves a backlog that grows with the
+// authoritative events only, not with the deltas.
+const coalesceBacklog = 1024
+
+// maxMergedDelta caps the text (or bytes) one merged delta carries, so
+// that it never becomes a message too large for a client.
+const maxMergedDelta = 1 << 20
+
+// mergeReach bounds how far back from the tail a delta looks for the one
+// it continues (a few streams may interleave: parallel commands).
+const mergeReach = 64
+
+// EventStream is the outbound river of a session: a FIFO of events with a
+// single reader. Put never blocks and never drops, so the core is never
+// held up by a slow reader. It stays bounded by what matters: while the
+// reader is behind (coalesceBacklog events queued), a volatile delta that
+// continues a queued delta of the same stream, with only deltas queued
+// after it, is merged into it (text appended; a patch preview replaced),
+// as the connection queues do. Items, turn events and everything else are
+// authoritative: never merged, dropped or reordered. Merged deltas leave
+// gaps in Seq.
 type EventStream struct {
 	mu sync.Mutex
 	// buf holds events from head onwards; it is compacted as it drains.
-	buf    []Event
+	buf    []queuedEvent
 	head   int
-	bytes  int64
 	closed bool
 	// ready has one token when events (or the close) are waiting.
 	ready chan struct{}
+}
+
+// queuedEvent is an event in the stream; acc holds the text of deltas
+// merged into it, until it is read.
+type queuedEvent struct {
+	ev  Event
+	acc []byte
 }
 
 func newEventStream() *EventStream {
 	return &EventStream{ready: make(chan struct{}, 1)}
 }
 
-// put appends ev. It never blocks.
+// put appends ev, or merges it into the delta it continues. It never
+// blocks.
 func (q *EventStream) put(ev Event) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return
 	}
-	q.buf = append(q.buf, ev)
-	q.bytes += approxSize(ev.Msg)
+	if len(q.buf)-q.head < coalesceBacklog || !q.mergeLocked(ev.Msg) {
+		q.buf = append(q.buf, queuedEvent{ev: ev})
+	}
 	q.mu.Unlock()
 	q.signal()
+}
+
+// deltaKey identifies the stream a volatile delta belongs to.
+type deltaKey struct {
+	kind uint8
+	id   string
+	sub  string
+	idx  int
+}
+
+const (
+	keyMessage uint8 = iota + 1
+	keySummary
+	keyReasoning
+	keyOutput
+	keyPatch
+)
+
+// deltaKeyOf returns the stream of a volatile delta; false for an
+// authoritative event.
+func deltaKeyOf(m EventMsg) (deltaKey, bool) {
+	switch m := m.(type) {
+	case AgentMessageDelta:
+		return deltaKey{kind: keyMessage, id: m.ItemID}, true
+	case ReasoningSummaryDelta:
+		return deltaKey{kind: keySummary, id: m.ItemID, idx: m.SummaryIndex}, true
+	case ReasoningRawDelta:
+		return deltaKey{kind: keyReasoning, id: m.ItemID, idx: m.ContentIndex}, true
+	case ExecCommandOutputDelta:
+		return deltaKey{kind: keyOutput, id: m.CallID, sub: string(m.Stream)}, true
+	case PatchPreview:
+		return deltaKey{kind: keyPatch, id: m.CallID}, true
+	}
+	return deltaKey{}, false
+}
+
+// deltaBytes returns a delta's text or bytes (nil for a patch preview,
+// whose newer state replaces the older).
+func deltaBytes(m EventMsg) []byte {
+	switch m := m.(type) {
+	case AgentMessageDelta:
+		return []byte(m.Delta)
+	case ReasoningSummaryDelta:
+		return []byte(m.Delta)
+	case ReasoningRawDelta:
+		return []byte(m.Delta)
+	case ExecCommandOutputDelta:
+		return m.Chunk
+	}
+	return nil
+}
+
+// mergeLocked merges m into the queued delta of the same stream, if only
+// deltas were queued after that one and the merged text stays under
+// maxMergedDelta. q.mu must be held.
+func (q *EventStream) mergeLocked(m EventMsg) bool {
+	key, ok := deltaKeyOf(m)
+	if !ok {
+		return false
+	}
+	for i := len(q.buf) - 1; i >= q.head && i >= len(q.buf)-mergeReach; i-- {
+		qe := &q.buf[i]
+		k, ok := deltaKeyOf(qe.ev.Msg)
+		if !ok {
+			return false // an authoritative event: nothing may pass it
+		}
+		if k != key {
+			continue
+		}
+		if key.kind == keyPatch {
+			qe.ev.Msg = m
+			return true
+		}
+		add := deltaBytes(m)
+		if qe.acc == nil {
+			qe.acc = append([]byte(nil), deltaBytes(qe.ev.Msg)...)
+		}
+		if len(qe.acc)+len(add) > maxMergedDelta {
+			return false
+		}
+		qe.acc = append(qe.acc, add...)
+		return true
+	}
+	return false
+}
+
+// withText returns the delta m carrying text instead of its own.
+func withText(m EventMsg, text []byte) EventMsg {
+	switch m := m.(type) {
+	case AgentMessageDelta:
+		m.Delta = string(text)
+		return m
+	case ReasoningSummaryDelta:
+		m.Delta = string(text)
+		return m
+	case ReasoningRawDelta:
+		m.Delta = string(text)
+		return m
+	case ExecCommandOutputDelta:
+		m.Chunk = text
+		return m
+	}
+	return m
 }
 
 func (q *EventStream) signal() {
@@ -63,10 +193,9 @@ func (q *EventStream) Next(ctx context.Context) (Event, error) {
 	for {
 		q.mu.Lock()
 		if q.head < len(q.buf) {
-			ev := q.buf[q.head]
-			q.buf[q.head] = Event{}
+			qe := q.buf[q.head]
+			q.buf[q.head] = queuedEvent{}
 			q.head++
-			q.bytes -= approxSize(ev.Msg)
 			if q.head == len(q.buf) {
 				q.buf = q.buf[:0]
 				q.head = 0
@@ -80,6 +209,10 @@ func (q *EventStream) Next(ctx context.Context) (Event, error) {
 			q.mu.Unlock()
 			if more {
 				q.signal()
+			}
+			ev := qe.ev
+			if qe.acc != nil {
+				ev.Msg = withText(ev.Msg, qe.acc)
 			}
 			return ev, nil
 		}
@@ -95,38 +228,4 @@ func (q *EventStream) Next(ctx context.Context) (Event, error) {
 			return Event{}, ctx.Err()
 		}
 	}
-}
-
-// Len returns the number of queued events.
-func (q *EventStream) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.buf) - q.head
-}
-
-// Bytes returns an estimate of the memory held by queued events.
-func (q *EventStream) Bytes() int64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.bytes
-}
-
-// approxSize estimates the payload bytes an event holds, for accounting.
-func approxSize(m EventMsg) int64 {
-	const base = 64
-	switch m := m.(type) {
-	case AgentMessageDelta:
-		return base + int64(len(m.Delta))
-	case ReasoningSummaryDelta:
-		return base + int64(len(m.Delta))
-	case ReasoningRawDelta:
-		return base + int64(len(m.Delta))
-	case ExecCommandOutputDelta:
-		return base + int64(len(m.Chunk))
-	case RawResponseItem:
-		return base + int64(len(m.Item.Raw()))
-	case AgentMessage:
-		return base + int64(len(m.Message))
-	}
-	return base
 }

@@ -148,7 +148,6 @@ type Session struct {
 	turnEnded  chan *turn
 	envSent    bool
 	lastEnv    string
-	shutdown   chan struct{}
 	loopDone   chan struct{}
 	tokenTotal model.TokenUsage
 	// lastUsage is the usage of the last model response (its total is
@@ -177,7 +176,7 @@ func NewSession(cfg Config) (*Session, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = model.Sleep
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
@@ -192,7 +191,6 @@ func NewSession(cfg Config) (*Session, error) {
 		events:    newEventStream(),
 		status:    newStatusCell(),
 		turnEnded: make(chan *turn, 1),
-		shutdown:  make(chan struct{}),
 		loopDone:  make(chan struct{}),
 		tc: TurnContext{
 			Cwd:            cfg.Cwd,
@@ -320,8 +318,9 @@ func (s *Session) Shutdown(ctx context.Context) error {
 	}
 }
 
-// emit stamps msg and puts it on the stream (and in the sink). It never
-// blocks on a reader.
+// emit stamps msg, hands it to the sink, and puts it on the stream. It
+// never waits for the stream's reader; the sink may make it wait for the
+// disk (see Sink).
 func (s *Session) emit(subID, turnID string, msg EventMsg) Event {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
@@ -579,15 +578,4 @@ func (s *Session) answer(q queued, callID string, v any) {
 		return
 	}
 	q.reply <- Reply{Ack: Ack{SubmissionID: q.sub.ID, Outcome: AckDone, TurnID: t.id}}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

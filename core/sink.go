@@ -6,10 +6,15 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 )
 
-// Sink receives what a thread must persist. The turn loop calls it from one
-// goroutine, in order. Implementations must not block for long: they queue
-// and write in the background, and report write failures as their own
-// warnings rather than failing the turn.
+// Sink receives what a thread must persist, in order: the session calls
+// RecordItem under its record lock and RecordEvent under its emit lock,
+// from whichever goroutine records or emits.
+// Implementations queue and write in the background, and report write
+// failures as their own warnings rather than failing the turn. RecordItem
+// and RecordEvent may wait while that queue is full: this is the one wait
+// the core accepts on its outbound side (disk back-pressure), since what
+// is not written cannot be promised to a client; Flush and Sync wait for
+// the disk.
 type Sink interface {
 	// RecordItem records a history item of turn turnID.
 	RecordItem(turnID string, item model.ResponseItem)

@@ -19,7 +19,6 @@ type streamState struct {
 
 type openItem struct {
 	kind    string // "message" or "reasoning"
-	text    []byte
 	summary []string
 	content []string
 }
@@ -60,8 +59,7 @@ func (st *streamState) handle(ev model.StreamEvent) {
 			st.previewStart(ev.Item)
 		}
 	case model.EventOutputTextDelta:
-		it := st.start(ev.ItemID, model.TypeMessage)
-		it.text = append(it.text, ev.Delta...)
+		st.start(ev.ItemID, model.TypeMessage)
 		st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
 	case model.EventReasoningSummaryPartAdded:
 		it := st.start(ev.ItemID, model.TypeReasoning)

@@ -2,13 +2,11 @@ package main
 
 import (
 	"errors"
+	"os"
 
+	"github.com/agentd-dev/agentd/schema"
 	"github.com/spf13/cobra"
 )
-
-// writeSchema writes the JSON Schema bundles of the protocol to dir. It is
-// set in schema_write.go.
-var writeSchema func(dir string, experimental bool) error
 
 func newSchemaCmd() *cobra.Command {
 	var out string
@@ -21,7 +19,10 @@ func newSchemaCmd() *cobra.Command {
 			if out == "" {
 				return errors.New("--out DIR is required")
 			}
-			return writeSchema(out, experimental)
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			return schema.Write(out, experimental)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the schema files to")

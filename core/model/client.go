@@ -58,7 +58,7 @@ func NewClient(p Provider, opts ...Option) *Client {
 		provider: p,
 		http:     http.DefaultClient,
 		log:      zap.NewNop(),
-		sleep:    sleepCtx,
+		sleep:    Sleep,
 		idle:     p.StreamIdleTimeout,
 		retries:  min(max(p.RequestMaxRetries, 0), maxRetries),
 	}
@@ -89,7 +89,7 @@ func (c *Client) Stream(ctx context.Context, req *Request, meta CallMeta) (Strea
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	body, err := marshalNoEscape(req)
+	body, err := MarshalNoEscape(req)
 	if err != nil {
 		return nil, &Error{Kind: ErrInvalidRequest, Message: "cannot encode the request: " + err.Error(), Err: err}
 	}
@@ -116,8 +116,8 @@ func (c *Client) Stream(ctx context.Context, req *Request, meta CallMeta) (Strea
 	}
 }
 
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends and then returns its error.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -49,7 +49,7 @@ func ParseResponseItem(raw []byte) (ResponseItem, error) {
 // NewResponseItem encodes v (a struct or map with a "type" field) as a
 // ResponseItem. It panics if v cannot be encoded, which is a programming error.
 func NewResponseItem(v any) ResponseItem {
-	b, err := marshalNoEscape(v)
+	b, err := MarshalNoEscape(v)
 	if err != nil {
 		panic(fmt.Sprintf("model.NewResponseItem: %v", err))
 	}
@@ -245,8 +245,11 @@ func NewCustomToolCallOutput(id, callID, output string) ResponseItem {
 	}{TypeCustomToolCallOutput, id, callID, output})
 }
 
-// marshalNoEscape encodes v as compact JSON without HTML escaping.
-func marshalNoEscape(v any) ([]byte, error) {
+// MarshalNoEscape encodes v as compact JSON without HTML escaping, as the
+// wire and the rollout files carry text ('<', '>' and '&' as they are).
+// It is the core's one such helper; protocol has its own, since neither
+// may import the other.
+func MarshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -169,7 +169,7 @@ func MarshalEvent(msg core.EventMsg) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("rollout: event %T is not recorded", msg)
 	}
-	return marshal(w)
+	return model.MarshalNoEscape(w)
 }
 
 func marshalItemEvent(tag string, it core.TurnItem) ([]byte, error) {
@@ -177,7 +177,7 @@ func marshalItemEvent(tag string, it core.TurnItem) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(wireItemEvent{Type: tag, Item: item})
+	return model.MarshalNoEscape(wireItemEvent{Type: tag, Item: item})
 }
 
 // UnmarshalEvent decodes an event written by MarshalEvent. A type tag it

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 )
 
@@ -137,7 +138,7 @@ func MarshalItem(it core.TurnItem) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(w)
+	return model.MarshalNoEscape(w)
 }
 
 func itemToWire(it core.TurnItem) (any, error) {

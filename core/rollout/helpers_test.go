@@ -171,7 +171,7 @@ func writeThreadFile(t testing.TB, home string, meta SessionMeta, turns int, nam
 		add(core.TurnComplete{CompletedAt: at})
 	}
 	if name != "" {
-		p, _ := marshal(wireThreadName{Name: name})
+		p, _ := model.MarshalNoEscape(wireThreadName{Name: name})
 		b = appendLine(b, at, LineThreadName, "", p)
 	}
 	path := filepath.Join(datedDir(home, meta.CreatedAt), FileName(meta.CreatedAt, meta.ID))

@@ -166,18 +166,6 @@ func peekType(b []byte) (string, error) {
 	return t.Type, nil
 }
 
-// marshal encodes v as compact JSON without HTML escaping (the file is
-// read by people too).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // parseTimestamp parses our own "2006-01-02T15:04:05.000Z" by hand:
 // time.Parse is a visible part of rebuilding a long thread.
 func parseTimestamp(s []byte) (time.Time, bool) {

@@ -183,7 +183,7 @@ func (r *Recorder) send(c command) bool {
 }
 
 func (r *Recorder) sendLine(turnID, typ string, v any, durable bool) (chan error, error) {
-	payload, err := marshal(v)
+	payload, err := model.MarshalNoEscape(v)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
 )
 
 // Options configure a Store. The zero value is usable.
@@ -186,7 +188,7 @@ func (s *Store) recorder(id string) *Recorder {
 }
 
 func metaLine(meta SessionMeta) ([]byte, error) {
-	payload, err := marshal(metaToWire(meta))
+	payload, err := model.MarshalNoEscape(metaToWire(meta))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
 )
 
 // Archive moves a thread's file to archived_sessions/, keeping its name.
@@ -108,7 +110,7 @@ func (s *Store) SetName(ctx context.Context, threadID, name string) error {
 	if err != nil {
 		return err
 	}
-	payload, err := marshal(wireThreadName{Name: name})
+	payload, err := model.MarshalNoEscape(wireThreadName{Name: name})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,121 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func drainStream(t *testing.T, q *EventStream) []Event {
+	t.Helper()
+	q.close()
+	var out []Event
+	for {
+		ev, err := q.Next(context.Background())
+		if err != nil {
+			return out
+		}
+		out = append(out, ev)
+	}
+}
+
+// A reader that keeps up sees every delta as it was emitted.
+func TestEventStreamKeepsDeltasForAReaderThatKeepsUp(t *testing.T) {
+	q := newEventStream()
+	for i := 0; i < coalesceBacklog-1; i++ {
+		q.put(Event{Seq: uint64(i + 1), Msg: AgentMessageDelta{ItemID: "m", Delta: "x"}})
+	}
+	if got := drainStream(t, q); len(got) != coalesceBacklog-1 {
+		t.Fatalf("%d events, want every delta", len(got))
+	}
+}
+
+// A reader that has stopped costs a bounded stream: deltas of each stream
+// (interleaved, as parallel commands print) merge into the last queued
+// one of their stream; authoritative events are kept, in order, and no
+// delta moves across one.
+func TestEventStreamMergesDeltasBehindAStalledReader(t *testing.T) {
+	q := newEventStream()
+	seq := uint64(0)
+	put := func(m EventMsg) {
+		seq++
+		q.put(Event{Seq: seq, Msg: m})
+	}
+	// The backlog that makes the reader "behind".
+	for i := 0; i < coalesceBacklog; i++ {
+		put(Warning{Message: fmt.Sprint(i)})
+	}
+	var wantA, wantB, wantMsg strings.Builder
+	for round := 0; round < 3; round++ {
+		put(ItemStarted{Item: AgentMessageItem{ID: fmt.Sprint("msg", round)}})
+		for i := 0; i < 10000; i++ {
+			a, b := fmt.Sprintf("a%d;", i), fmt.Sprintf("b%d;", i)
+			put(ExecCommandOutputDelta{CallID: "A", Stream: Stdout, Chunk: []byte(a)})
+			put(ExecCommandOutputDelta{CallID: "B", Stream: Stdout, Chunk: []byte(b)})
+			put(AgentMessageDelta{ItemID: fmt.Sprint("msg", round), Delta: "t"})
+			put(PatchPreview{CallID: "P", Changes: []FileChange{{Path: fmt.Sprint(i)}}})
+			wantA.WriteString(a)
+			wantB.WriteString(b)
+			wantMsg.WriteString("t")
+		}
+	}
+	got := drainStream(t, q)
+	// Per round: the item, then one merged delta of each stream.
+	if want := coalesceBacklog + 3*5; len(got) != want {
+		t.Fatalf("%d events queued, want %d: deltas were not merged", len(got), want)
+	}
+	var a, b, msg strings.Builder
+	for i, ev := range got[coalesceBacklog:] {
+		switch m := ev.Msg.(type) {
+		case ItemStarted:
+			if i%5 != 0 {
+				t.Fatalf("item started at %d: a delta moved across it", i)
+			}
+		case ExecCommandOutputDelta:
+			if m.CallID == "A" {
+				a.Write(m.Chunk)
+			} else {
+				b.Write(m.Chunk)
+			}
+		case AgentMessageDelta:
+			msg.WriteString(m.Delta)
+		case PatchPreview:
+			if m.Changes[0].Path != "9999" {
+				t.Fatalf("patch preview %s, want the newest", m.Changes[0].Path)
+			}
+		default:
+			t.Fatalf("unexpected %T", m)
+		}
+	}
+	if a.String() != wantA.String() || b.String() != wantB.String() || msg.String() != wantMsg.String() {
+		t.Fatal("merged deltas lost or reordered text")
+	}
+	for i, ev := range got[:coalesceBacklog] {
+		if w, ok := ev.Msg.(Warning); !ok || w.Message != fmt.Sprint(i) {
+			t.Fatalf("event %d is %+v", i, ev.Msg)
+		}
+	}
+}
+
+// A merged delta never grows past maxMergedDelta: a new one starts.
+func TestEventStreamMergedDeltaIsCapped(t *testing.T) {
+	q := newEventStream()
+	for i := 0; i < coalesceBacklog; i++ {
+		q.put(Event{Msg: Warning{}})
+	}
+	chunk := strings.Repeat("x", 64<<10)
+	n := 2 * maxMergedDelta / len(chunk)
+	for i := 0; i < n; i++ {
+		q.put(Event{Msg: AgentMessageDelta{ItemID: "m", Delta: chunk}})
+	}
+	got := drainStream(t, q)[coalesceBacklog:]
+	if len(got) != 2 {
+		t.Fatalf("%d merged deltas, want 2", len(got))
+	}
+	for _, ev := range got {
+		if l := len(ev.Msg.(AgentMessageDelta).Delta); l > maxMergedDelta {
+			t.Fatalf("merged delta of %d bytes", l)
+		}
+	}
+}
