@@ -21,6 +21,12 @@ var ErrMessageTooLarge = errors.New("message exceeds the size limit")
 // reader). Close may be called from any goroutine, any number of times; it
 // makes a pending Write return and, except for stdio (whose reads cannot be
 // interrupted), a pending Read too.
+//
+// Close, not ctx, is how a pending call is interrupted: the stdio and
+// WebSocket streams ignore ctx (for WebSocket, a cancellable context costs
+// allocations on every message), and the engine closes the stream when the
+// connection ends. Only the in-memory pipe honours ctx, for in-process
+// clients that want a send or a read to give up.
 type Stream interface {
 	// Read returns the next message without its framing. The slice belongs
 	// to the caller. At the clean end of input it returns io.EOF; after a

@@ -191,6 +191,14 @@ func (c *Client) ReadUntil(pred func(Msg) bool) Msg {
 	}
 }
 
+// DropSkipped forgets the messages ReadUntil skipped, so that Next and
+// AssertNoMessage look only at what arrives from now on.
+func (c *Client) DropSkipped() {
+	c.mu.Lock()
+	c.skip = nil
+	c.mu.Unlock()
+}
+
 // Next returns the next message in arrival order.
 func (c *Client) Next() Msg {
 	c.t.Helper()

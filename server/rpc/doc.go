@@ -1,0 +1,37 @@
+// Package rpc is agentd's JSON-RPC engine: connections over any
+// transport.Stream, the handshake, dispatch to methods registered by type,
+// the bounded outbound queue with its single writer and overflow policy,
+// and server→client requests. It knows nothing of threads.
+//
+// # Concurrency contract
+//
+// Goroutines. Each connection has one reader (the read loop), one writer,
+// and one goroutine per request being handled. The read loop decodes,
+// gates and routes; it never waits on a handler, so answers to server
+// requests always get through. initialize runs on the read loop, so the
+// next request sees its outcome. Handlers run on their own goroutines,
+// bounded per connection and in total (past either bound: -32001 at once);
+// a handler may wait (for the core, for a client's answer), and its
+// context ends when the connection does.
+//
+// What may block. Queueing a message (Notify, Send, Request, a handler's
+// response) never blocks on a socket: a client that cannot keep up has its
+// deltas coalesced and is then disconnected. On a connection that cannot
+// reconnect (stdio, in-process) a full queue makes the sender wait instead.
+// Closing a connection never blocks.
+//
+// Order. Messages are written in the order they were queued, except that
+// a delta may be merged into the queued delta it continues while the
+// client is behind. A request's response is queued when its handler
+// returns; Request.Then queues notifications right behind it, and
+// Request.ResponseFirst reserves the response's place in the queue
+// earlier, so that whatever other goroutines queue on the connection
+// afterwards is written after it. The writer waits at a reserved place
+// until it is filled, which the engine does exactly once per request,
+// whether the handler returns, fails or panics; a handler must therefore
+// not wait for its own connection to drain after ResponseFirst.
+//
+// Every request gets exactly one answer. Every server request (Call) ends:
+// answered, cancelled, or failed with ErrConnClosed when its connection
+// ends.
+package rpc

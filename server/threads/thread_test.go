@@ -1,0 +1,352 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/rpc/rpctest"
+)
+
+// These tests run the thread layer on a real engine, over in-memory
+// connections, with the built-in demo model on loopback.
+
+type fixture struct {
+	t  *testing.T
+	s  *rpc.Server
+	sv *service
+}
+
+func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
+	t.Helper()
+	cfg := config.Default(t.TempDir())
+	if mutate != nil {
+		mutate(cfg)
+	}
+	log := zaptest.NewLogger(t)
+	s := rpc.New(rpc.Options{Limits: rpc.Limits{
+		MaxInflightPerConnection: 128, MaxInflight: 1024, MaxMessageBytes: 16 << 20,
+		OutboundQueueSize: cfg.Server.OutboundQueueSize, ShutdownTimeout: 5 * time.Second,
+	}, Home: cfg.Home, Logger: log})
+	sv, err := newService(s, Options{Config: cfg, Log: log, Version: "test", Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv.register()
+	t.Cleanup(func() { s.Shutdown("test over") })
+	return &fixture{t: t, s: s, sv: sv}
+}
+
+func (f *fixture) client() *rpctest.Client {
+	c := rpctest.Connect(f.t, f.s.ServeStream)
+	c.Initialize(nil)
+	return c
+}
+
+// startThread starts a thread in a new temporary directory and returns
+// its id.
+func (f *fixture) startThread(c *rpctest.Client, params map[string]any) string {
+	f.t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	if _, ok := params["cwd"]; !ok {
+		params["cwd"] = f.t.TempDir()
+	}
+	m := c.Call("thread/start", params)
+	var r struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.Thread.ID == "" {
+		f.t.Fatalf("thread/start: %s", m.Raw)
+	}
+	c.ReadUntil(method("thread/started"))
+	return r.Thread.ID
+}
+
+func method(name string) func(rpctest.Msg) bool {
+	return func(m rpctest.Msg) bool { return m.Method == name }
+}
+
+func textInput(text string) []map[string]any {
+	return []map[string]any{{"type": "text", "text": text}}
+}
+
+// waitFor polls cond until it holds (the unload timer fires on its own).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(rpctest.WaitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// thread/start loads a thread into the registry; thread/loaded/list shows
+// it; a turn runs on it.
+func TestRegistryLoadsAndLists(t *testing.T) {
+	f := newFixture(t, nil)
+	c := f.client()
+	id := f.startThread(c, nil)
+	if f.sv.threads.get(id) == nil {
+		t.Fatal("thread not in the registry")
+	}
+	m := c.Call("thread/loaded/list", map[string]any{})
+	if string(m.Result) != fmt.Sprintf(`{"data":[%q]}`, id) && string(m.Result) != fmt.Sprintf(`{"data":[%q],"nextCursor":null}`, id) {
+		t.Fatalf("loaded list %s", m.Raw)
+	}
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+	if m := c.ReadUntil(method("turn/completed")); m.Error != nil {
+		t.Fatal(m.Raw)
+	}
+}
+
+// An idle thread without subscribers unloads after the delay: every
+// connection is told (notLoaded, then thread/closed), its goroutines end,
+// and the registry forgets it.
+func TestIdleThreadUnloads(t *testing.T) {
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = 50 * time.Millisecond })
+	c, watcher := f.client(), f.client()
+	id := f.startThread(c, nil)
+	// A turn, so that the thread has a rollout to be loaded from again.
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+	c.ReadUntil(method("turn/completed"))
+	c.DropSkipped()
+	th := f.sv.threads.get(id)
+	if m := c.Call("thread/unsubscribe", map[string]any{"threadId": id}); string(m.Result) != `{"status":"unsubscribed"}` {
+		t.Fatalf("unsubscribe: %s", m.Raw)
+	}
+	for _, cl := range []*rpctest.Client{c, watcher} {
+		st := cl.ReadUntil(method("thread/status/changed"))
+		if string(st.Params) != fmt.Sprintf(`{"threadId":%q,"status":{"type":"notLoaded"}}`, id) {
+			t.Fatalf("status %s", st.Raw)
+		}
+		cl.ReadUntil(method("thread/closed"))
+	}
+	if f.sv.threads.get(id) != nil {
+		t.Fatal("unloaded thread still in the registry")
+	}
+	select {
+	case <-th.pumpDone:
+	default:
+		t.Fatal("pump still running")
+	}
+	select {
+	case <-th.deliverDone:
+	default:
+		t.Fatal("deliverer still running")
+	}
+	// A later turn loads it again from its rollout.
+	if m := c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("again")}); m.Error != nil {
+		t.Fatalf("turn on an unloaded thread: %s", m.Raw)
+	}
+	c.ReadUntil(method("turn/completed"))
+}
+
+// A subscribed connection keeps an idle thread loaded for
+// observedUnloadFactor times the delay, not forever.
+func TestObservedThreadUnloadsLater(t *testing.T) {
+	const delay = 20 * time.Millisecond
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = delay })
+	c := f.client()
+	start := time.Now()
+	id := f.startThread(c, nil)
+	c.ReadUntil(method("thread/closed"))
+	if took := time.Since(start); took < observedUnloadFactor*delay {
+		t.Fatalf("a watched thread unloaded after %v, before %v", took, observedUnloadFactor*delay)
+	}
+	if f.sv.threads.get(id) != nil {
+		t.Fatal("still loaded")
+	}
+}
+
+// Subscribers get the thread's events; an unsubscribed one gets nothing
+// more; unsubscribing twice, or from an unknown thread, says so.
+func TestSubscribeAndUnsubscribe(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.client(), f.client()
+	id := f.startThread(a, nil)
+	if m := b.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true}); m.Error != nil {
+		t.Fatalf("resume: %s", m.Raw)
+	}
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("one")})
+	for _, c := range []*rpctest.Client{a, b} {
+		c.ReadUntil(method("turn/started"))
+		c.ReadUntil(method("turn/completed"))
+	}
+	if m := b.Call("thread/unsubscribe", map[string]any{"threadId": id}); string(m.Result) != `{"status":"unsubscribed"}` {
+		t.Fatalf("unsubscribe: %s", m.Raw)
+	}
+	if m := b.Call("thread/unsubscribe", map[string]any{"threadId": id}); string(m.Result) != `{"status":"notSubscribed"}` {
+		t.Fatalf("second unsubscribe: %s", m.Raw)
+	}
+	if m := b.Call("thread/unsubscribe", map[string]any{"threadId": "0190e6b1-0000-7000-8000-000000000000"}); string(m.Result) != `{"status":"notLoaded"}` {
+		t.Fatalf("unknown thread: %s", m.Raw)
+	}
+	b.DropSkipped()
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("two")})
+	a.ReadUntil(method("turn/completed"))
+	b.AssertNoMessage()
+}
+
+// A connection that closes is unsubscribed.
+func TestClosedConnectionIsUnsubscribed(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.client(), f.client()
+	id := f.startThread(a, nil)
+	b.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})
+	th := f.sv.threads.get(id)
+	subs := func() int {
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		return len(th.subs)
+	}
+	if subs() != 2 {
+		t.Fatalf("%d subscribers, want 2", subs())
+	}
+	b.Close()
+	waitFor(t, "the closed connection to be unsubscribed", func() bool { return subs() == 1 })
+}
+
+// Closing every thread (the daemon's shutdown) ends their goroutines and
+// a running turn; the subscribers see the turn end.
+func TestCloseAllEndsThreads(t *testing.T) {
+	f := newFixture(t, nil)
+	c := f.client()
+	ids := []string{f.startThread(c, nil), f.startThread(c, nil)}
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.WaitTimeout)
+	defer cancel()
+	f.sv.threads.closeAll(ctx)
+	for _, id := range ids {
+		th := f.sv.threads.get(id)
+		for name, ch := range map[string]chan struct{}{"pump": th.pumpDone, "deliverer": th.deliverDone} {
+			select {
+			case <-ch:
+			default:
+				t.Fatalf("%s of %s still running", name, id)
+			}
+		}
+	}
+}
+
+// A server request reaches every subscriber with that connection's own
+// id; the first answer wins, every connection is told it is resolved, and
+// a later answer is ignored.
+func TestServerRequestFirstAnswerWins(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.client(), f.client()
+	dir := t.TempDir()
+	id := f.startThread(a, map[string]any{"cwd": dir})
+	b.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})
+	b.Request("x/ping", nil) // ids on b now differ from a's
+	target := filepath.Join(dir, "made")
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("run: touch " + target),
+		"approvalPolicy": "untrusted", "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}})
+	reqA := a.ReadUntil(method("item/commandExecution/requestApproval"))
+	reqB := b.ReadUntil(method("item/commandExecution/requestApproval"))
+	if string(reqA.Params) != string(reqB.Params) {
+		t.Fatalf("different requests:\n%s\n%s", reqA.Raw, reqB.Raw)
+	}
+	b.Answer(reqB.ID, map[string]any{"decision": "accept"})
+	for _, x := range []struct {
+		c  *rpctest.Client
+		id json.RawMessage
+	}{{a, reqA.ID}, {b, reqB.ID}} {
+		m := x.c.ReadUntil(method("serverRequest/resolved"))
+		if string(m.Params) != fmt.Sprintf(`{"threadId":%q,"requestId":%s}`, id, x.id) {
+			t.Fatalf("resolved %s, want request id %s", m.Raw, x.id)
+		}
+	}
+	a.Answer(reqA.ID, map[string]any{"decision": "decline"}) // too late: ignored
+	a.ReadUntil(method("turn/completed"))
+	b.ReadUntil(method("turn/completed"))
+	if _, err := os.Stat(target); err != nil {
+		t.Fatalf("the accepted command did not run: %v", err)
+	}
+}
+
+// A connection that unsubscribes while a request waits is withdrawn from
+// it: the request is settled by the others, and it hears nothing more.
+func TestUnsubscribeWithdrawsServerRequest(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.client(), f.client()
+	dir := t.TempDir()
+	id := f.startThread(a, map[string]any{"cwd": dir})
+	b.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("run: touch " + filepath.Join(dir, "x")),
+		"approvalPolicy": "untrusted", "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}})
+	reqA := a.ReadUntil(method("item/commandExecution/requestApproval"))
+	reqB := b.ReadUntil(method("item/commandExecution/requestApproval"))
+	b.Call("thread/unsubscribe", map[string]any{"threadId": id})
+	b.DropSkipped()
+	a.DropSkipped()
+	b.Answer(reqB.ID, map[string]any{"decision": "accept"}) // withdrawn: ignored
+	a.AssertNoMessage()
+	a.Answer(reqA.ID, map[string]any{"decision": "decline"})
+	a.ReadUntil(method("serverRequest/resolved"))
+	a.ReadUntil(method("turn/completed"))
+	b.AssertNoMessage()
+}
+
+// A request still waiting is re-sent to a connection that resumes the
+// thread, after the resume result.
+func TestResumeReplaysPendingRequestAfterResult(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.client(), f.client()
+	dir := t.TempDir()
+	id := f.startThread(a, map[string]any{"cwd": dir})
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("run: touch " + filepath.Join(dir, "y")),
+		"approvalPolicy": "untrusted", "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}})
+	reqA := a.ReadUntil(method("item/commandExecution/requestApproval"))
+	resume := b.Request("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})
+	if m := b.Next(); string(m.ID) != string(resume) {
+		t.Fatalf("got %s before the resume result", m.Raw)
+	}
+	if m := b.Next(); m.Method != "item/commandExecution/requestApproval" || string(m.Params) != string(reqA.Params) {
+		t.Fatalf("got %s, want the pending request re-sent", m.Raw)
+	}
+	a.Answer(reqA.ID, map[string]any{"decision": "decline"})
+	b.ReadUntil(method("serverRequest/resolved"))
+	b.ReadUntil(method("turn/completed"))
+}
+
+// turn/start's result always precedes the turn's events on the
+// requesting connection, with the scheduler perturbed; another subscriber
+// gets every event too.
+func TestTurnStartResultPrecedesItsEvents(t *testing.T) {
+	for _, procs := range []int{1, 8} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			f := newFixture(t, nil)
+			a, b := f.client(), f.client()
+			id := f.startThread(a, nil)
+			b.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})
+			for i := 0; i < 20; i++ {
+				a.DropSkipped()
+				req := a.Request("turn/start", map[string]any{"threadId": id, "input": textInput(fmt.Sprint("turn ", i))})
+				if m := a.Next(); string(m.ID) != string(req) {
+					t.Fatalf("turn %d: got %s before the turn/start result", i, m.Raw)
+				}
+				if m := a.Next(); m.Method != "thread/status/changed" && m.Method != "turn/started" {
+					t.Fatalf("turn %d: got %s right after the result", i, m.Raw)
+				}
+				a.ReadUntil(method("turn/completed"))
+				b.ReadUntil(method("turn/started"))
+				b.ReadUntil(method("turn/completed"))
+			}
+		})
+	}
+}
