@@ -128,14 +128,23 @@ func Start(t testing.TB, o Options) *Daemon {
 	if d.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if d.stdout, err = cmd.StdoutPipe(); err != nil {
+	// Our own pipe, not StdoutPipe: cmd.Wait closes the reading end of
+	// that one as soon as the process exits, which races with a client
+	// still reading the last answers.
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stdout = stdoutW
+	d.stdout = stdoutR
+	t.Cleanup(func() { _ = stdoutR.Close() })
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	_ = stdoutW.Close() // the child has its copy
+	if err != nil {
 		t.Fatal(err)
 	}
 	stderrDone := make(chan struct{})

@@ -75,7 +75,11 @@ type Conn struct {
 	inflight   int
 	calls      map[int64]*Call // server requests awaiting an answer
 	nextCallID int64
-	onClose    []func()
+	onClose    map[int]func()
+	nextHook   int
+	// open holds the requests whose response has a reserved place and is
+	// not made yet (Request.ResponseFirst).
+	open map[*Request]struct{}
 }
 
 func newConn(s *Server, id uint64, st transport.Stream) *Conn {
@@ -93,6 +97,8 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		writerDone: make(chan struct{}),
 		streamDone: make(chan struct{}),
 		calls:      map[int64]*Call{},
+		onClose:    map[int]func(){},
+		open:       map[*Request]struct{}{},
 	}
 	fields := []zap.Field{zap.Uint64("conn", id), zap.String("transport", info.Transport)}
 	if info.Remote != "" {
@@ -149,16 +155,57 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // OnClose registers fn to run once the connection has ended, on its own
 // goroutine (so it may take locks that a notifier holds). If the
-// connection already ended, fn runs right away (also on its own goroutine).
-func (c *Conn) OnClose(fn func()) {
+// connection already ended, fn runs right away (also on its own
+// goroutine). The returned function unregisters fn, so that a hook does
+// not keep what it refers to alive for the life of the connection.
+func (c *Conn) OnClose(fn func()) (remove func()) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		go fn()
-		return
+		return func() {}
 	}
-	c.onClose = append(c.onClose, fn)
+	id := c.nextHook
+	c.nextHook++
+	c.onClose[id] = fn
 	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.onClose, id)
+		c.mu.Unlock()
+	}
+}
+
+// trackOpen and untrackOpen keep the set of responses whose place is
+// reserved.
+func (c *Conn) trackOpen(r *Request) {
+	c.mu.Lock()
+	c.open[r] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *Conn) untrackOpen(r *Request) {
+	c.mu.Lock()
+	delete(c.open, r)
+	c.mu.Unlock()
+}
+
+// errGivenUp answers a request whose handler was still running when its
+// connection was given up (the shutdown deadline): its response's
+// reserved place must be filled for what follows it to be written.
+var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
+
+// giveUpOpen answers every request whose response has a reserved place
+// and is not made yet, so that the writer can flush what is queued behind
+// them. A handler that returns later answers nothing more.
+func (c *Conn) giveUpOpen() {
+	c.mu.Lock()
+	open := c.open
+	c.open = map[*Request]struct{}{}
+	c.mu.Unlock()
+	for r := range open {
+		r.answer(errorMsg(r.id, errGivenUp), false)
+	}
 }
 
 // Notify sends a notification with a top-level emittedAtMs, unless the
@@ -325,15 +372,20 @@ func (c *Conn) drain(ctx context.Context) {
 		c.handlers.Wait()
 		close(handlersDone)
 	}()
+	flush := ctx
 	select {
 	case <-handlersDone:
 	case <-ctx.Done():
 		c.log.Warn("deadline reached with requests still in flight", zap.Int("inflight", c.inflightCount()))
+		c.giveUpOpen()
+		var cancel context.CancelFunc
+		flush, cancel = context.WithTimeout(context.Background(), flushGrace)
+		defer cancel()
 	}
 	c.out.close()
 	select {
 	case <-c.writerDone:
-	case <-ctx.Done():
+	case <-flush.Done():
 	case <-c.done:
 	}
 	c.closeWith(nil)
@@ -354,7 +406,7 @@ func (c *Conn) closeWith(reason error) {
 		calls := c.calls
 		c.calls = nil
 		hooks := c.onClose
-		c.onClose = nil
+		c.onClose = map[int]func(){}
 		c.mu.Unlock()
 
 		fields := []zap.Field{zap.Int("pendingServerRequests", len(calls)), zap.Uint64("coalesced", c.out.coalescedCount())}

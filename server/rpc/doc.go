@@ -8,7 +8,9 @@
 // Goroutines. Each connection has one reader (the read loop), one writer,
 // and one goroutine per request being handled. The read loop decodes,
 // gates and routes; it never waits on a handler, so answers to server
-// requests always get through. initialize runs on the read loop, so the
+// requests get through while handlers run. (The errors it answers itself,
+// for malformed or refused input, wait for room like any message on a
+// connection that waits when full.) initialize runs on the read loop, so the
 // next request sees its outcome. Handlers run on their own goroutines,
 // bounded per connection and in total (past either bound: -32001 at once);
 // a handler may wait (for the core, for a client's answer), and its
@@ -28,8 +30,11 @@
 // earlier, so that whatever other goroutines queue on the connection
 // afterwards is written after it. The writer waits at a reserved place
 // until it is filled, which the engine does exactly once per request,
-// whether the handler returns, fails or panics; a handler must therefore
-// not wait for its own connection to drain after ResponseFirst.
+// whether the handler returns, fails or panics, or for it when the
+// connection is given up at the shutdown deadline. What is queued behind
+// a reserved place does not count against the queue's bound, since the
+// writer cannot take it. A handler must not wait for its own connection,
+// or for its client's answer to a server request, after ResponseFirst.
 //
 // Every request gets exactly one answer. Every server request (Call) ends:
 // answered, cancelled, or failed with ErrConnClosed when its connection

@@ -33,7 +33,7 @@ type handler struct {
 // h runs on its own goroutine, never on the read loop, so it may wait;
 // ctx ends when the connection does. A returned *protocol.Error is sent as
 // is; any other error becomes -32603 with its text. The result is encoded
-// as JSON (a nil interface as {}).
+// as JSON (nil, or a nil pointer, as {}).
 func Handle[P, R any](s *Server, method string, h func(ctx context.Context, r *Request, p *P) (R, error)) {
 	if method == "initialize" {
 		panic("rpc: initialize is built in")
@@ -72,10 +72,13 @@ func Handle[P, R any](s *Server, method string, h func(ctx context.Context, r *R
 	s.hmu.Unlock()
 }
 
-// result boxes a typed result.
+// result boxes a typed result; a nil pointer is no result ({}).
 func result[R any](res R, err error) (any, error) {
 	if err != nil {
 		return nil, err
+	}
+	if v := reflect.ValueOf(any(res)); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, nil
 	}
 	return res, nil
 }
@@ -154,10 +157,11 @@ func (r *Request) ResponseFirst() {
 	// Reserving waits for room only while the queue is full of what was
 	// queued before: nothing waits on this request yet.
 	s, err := r.conn.out.reserve(context.Background())
-	if err != nil {
+	if !r.conn.outcome(err) {
 		return // the connection is gone; the answer goes nowhere either
 	}
 	r.slot = s
+	r.conn.trackOpen(r)
 }
 
 // Then sends a notification on the request's connection right after its
@@ -180,8 +184,10 @@ func (r *Request) Then(method string, params any) {
 }
 
 // ThenBroadcast sends a notification to every initialized connection once
-// the request's result is queued; on the request's own connection it
-// follows the result. It is not sent when the request ends in an error.
+// the request's result is queued: on the request's own connection it comes
+// after the result (after what other goroutines queued meanwhile, when the
+// result's place was reserved). It is not sent when the request ends in
+// an error.
 func (r *Request) ThenBroadcast(method string, params any) {
 	n, err := NewNotification(method, params)
 	if err != nil {
@@ -215,6 +221,7 @@ func (r *Request) answer(msg outMsg, ok bool) {
 	r.mu.Unlock()
 	c := r.conn
 	if s != nil {
+		c.untrackOpen(r)
 		c.out.fill(s, msgs)
 	} else {
 		c.outcome(c.out.pushAll(context.Background(), msgs))

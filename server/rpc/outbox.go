@@ -71,7 +71,12 @@ func (m *outMsg) params() []byte {
 // slot and waits there; fill puts the response (and what follows it) in
 // the slot's place and wakes the writer. No timer is involved: the engine
 // fills every slot it reserves, because every request is answered
-// exactly once.
+// exactly once (at the latest when the connection is given up at
+// shutdown). Messages queued behind an unfilled slot do not count against
+// the limit: the writer cannot take them however fast the client reads,
+// so neither disconnecting nor waiting would help. They are bounded by
+// what the connection is sent while one handler waits for the core,
+// deltas merged.
 type outbox struct {
 	limit      int
 	coalesceAt int
@@ -87,6 +92,9 @@ type outbox struct {
 	closed  bool
 	space   chan struct{} // closed and replaced when room appears
 	waiting int           // pushers waiting for room
+	// unfilled counts the unfilled slots in q; stuck counts the messages
+	// queued after the first of them (they do not count against limit).
+	unfilled, stuck int
 
 	// coalesced counts merged notifications; written under mu, read
 	// without it.
@@ -130,7 +138,7 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return errOutboxClosed
 		}
-		n := len(o.q)
+		n := len(o.q) - o.stuck
 		if n+o.inBatch >= o.coalesceAt {
 			o.behind = true
 		}
@@ -138,7 +146,15 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return nil
 		}
-		if n < o.limit {
+		if n < o.limit || o.unfilled > 0 {
+			if o.unfilled > 0 {
+				o.stuck += len(msgs)
+			}
+			for _, m := range msgs {
+				if m.slot != nil {
+					o.unfilled++
+				}
+			}
 			o.q = append(o.q, msgs...)
 			o.mu.Unlock()
 			o.wake()
@@ -179,8 +195,24 @@ func (o *outbox) reserve(ctx context.Context) (*slot, error) {
 func (o *outbox) fill(s *slot, msgs []outMsg) {
 	o.mu.Lock()
 	s.filled, s.msgs = true, msgs
+	o.recountLocked()
 	o.mu.Unlock()
 	o.wake()
+}
+
+// recountLocked recounts the unfilled slots and the messages stuck behind
+// the first of them. It runs when a slot is filled (rare), so the scan
+// stays off the path of ordinary messages. o.mu must be held.
+func (o *outbox) recountLocked() {
+	o.unfilled, o.stuck = 0, 0
+	for _, m := range o.q {
+		if o.unfilled > 0 {
+			o.stuck++
+		}
+		if m.slot != nil && !m.slot.filled {
+			o.unfilled++
+		}
+	}
 }
 
 func (o *outbox) wake() {
@@ -305,6 +337,7 @@ func (o *outbox) close() {
 func (o *outbox) abort() {
 	o.mu.Lock()
 	o.q = nil
+	o.unfilled, o.stuck = 0, 0
 	o.mu.Unlock()
 	o.close()
 }

@@ -334,30 +334,51 @@ func nameOf(m outMsg) string {
 	return string(m.data)
 }
 
-// On a waiting outbox that is full behind an unfilled slot, a pusher
-// waits (the queue stays bounded) until the slot is filled and the writer
-// moves on; the slot never needs room to be filled.
-func TestOutboxFullBehindSlotWaitsForFill(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		o := newOutbox(2, true)
-		s, _ := o.reserve(ctx)
-		o.push(ctx, response(1))
-		pushed := make(chan error, 1)
-		go func() { pushed <- o.push(ctx, response(2)) }()
-		synctest.Wait()
-		select {
-		case err := <-pushed:
-			t.Fatalf("push into a full queue returned %v, want it to wait", err)
-		default:
-		}
-		o.fill(s, []outMsg{response(0)})
-		b, _ := o.take(nil)
-		if len(b) != 2 || string(b[0].data) != string(response(0).data) {
-			t.Fatalf("took %d messages", len(b))
-		}
-		if err := <-pushed; err != nil {
-			t.Fatal(err)
-		}
-	})
+// What is queued behind an unfilled slot does not count against the
+// limit (the writer cannot take it, however fast the client reads): a
+// socket client is not disconnected and a stdio sender does not wait.
+// Once the slot is filled, the limit applies again.
+func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
+	for _, wait := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			o := newOutbox(2, wait)
+			s, _ := o.reserve(ctx)
+			for i := 0; i < 5; i++ {
+				if err := o.push(ctx, response(i)); err != nil {
+					t.Fatalf("wait=%v: push %d behind the slot: %v", wait, i, err)
+				}
+			}
+			o.fill(s, []outMsg{response(99)})
+			pushed := make(chan error, 1)
+			go func() { pushed <- o.push(ctx, response(5)) }()
+			synctest.Wait()
+			if !wait {
+				if err := <-pushed; !errors.Is(err, errOutboxFull) {
+					t.Fatalf("socket: push over the limit after the fill: %v", err)
+				}
+			} else {
+				select {
+				case err := <-pushed:
+					t.Fatalf("stdio: push over the limit after the fill returned %v, want it to wait", err)
+				default:
+				}
+			}
+			b, _ := o.take(nil)
+			want := []int{99, 0, 1, 2, 3, 4}
+			if len(b) != len(want) {
+				t.Fatalf("took %d messages, want %d", len(b), len(want))
+			}
+			for i, n := range want {
+				if string(b[i].data) != string(response(n).data) {
+					t.Fatalf("message %d is %s", i, b[i].data)
+				}
+			}
+			if wait {
+				if err := <-pushed; err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -388,6 +388,7 @@ func (s *Server) Shutdown(reason string) {
 		cw.Add(1)
 		go func(c *Conn) {
 			defer cw.Done()
+			c.giveUpOpen()
 			c.out.close()
 			select {
 			case <-c.writerDone:

@@ -10,8 +10,11 @@ import (
 )
 
 // unload stops a loaded thread (before archive or delete): its subscribers
-// see it become notLoaded.
+// see it become notLoaded. It goes on when the client that asked goes
+// away, within its own deadline.
 func (sv *service) unload(ctx context.Context, t *thread) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unloadTimeout)
+	defer cancel()
 	sv.threads.remove(t)
 	// The session's last events (a turn it aborts) come first; notLoaded
 	// is the last status the subscribers see.

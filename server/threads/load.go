@@ -27,8 +27,16 @@ type loadSpec struct {
 	rawEvents bool
 }
 
-// load creates the core session of a thread and registers it.
-func (sv *service) load(ls loadSpec) (*thread, error) {
+// load creates the core session of a thread and registers it. When it
+// fails, it closes the thread's recorder.
+func (sv *service) load(ls loadSpec) (t *thread, err error) {
+	defer func() {
+		if err != nil && ls.rec != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), unloadTimeout)
+			defer cancel()
+			_ = ls.rec.Close(ctx)
+		}
+	}()
 	st := ls.settings
 	cfg, err := sv.newSessionConfig(ls.id, st.provider)
 	if err != nil {
@@ -53,7 +61,7 @@ func (sv *service) load(ls loadSpec) (*thread, error) {
 	if err != nil {
 		return nil, protocol.InvalidRequest("%v", err)
 	}
-	t := newThread(sv, ls, sess)
+	t = newThread(sv, ls, sess)
 	sv.threads.add(t)
 	return t, nil
 }
@@ -84,7 +92,6 @@ func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*th
 	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
 	t, err := sv.load(loadSpec{id: id, settings: st, rec: rec, meta: meta, history: rt.History, status: status})
 	if err != nil {
-		rec.Close(ctx)
 		return nil, nil, st, err
 	}
 	return t, rt, st, nil

@@ -69,12 +69,15 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 			continue // the connection is gone
 		}
 		t.mu.Lock()
-		if !t.proj.Waiting(r) || !slices.Contains(t.subs, c) {
-			// Answered meanwhile, or c left: withdraw it.
+		if !slices.Contains(t.subs, c) {
+			// c left while it was sent: withdraw it.
 			t.mu.Unlock()
 			call.Cancel()
 			continue
 		}
+		// Recorded even if another connection answered meanwhile: the
+		// request is on c's wire, and the resolution queued behind this
+		// delivery must reach c too.
 		if rt = t.routes[r]; rt == nil {
 			rt = &route{calls: map[*rpc.Conn]*rpc.Call{}}
 			t.routes[r] = rt

@@ -63,8 +63,9 @@ type thread struct {
 	// subs is the subscribers, replaced (never changed in place) on every
 	// change, so that the deliverer can use a snapshot without mu.
 	subs []*rpc.Conn
-	// hooked records the connections whose close unsubscribes them.
-	hooked map[*rpc.Conn]bool
+	// hooks holds, for each connection whose close unsubscribes it, what
+	// unregisters that hook (when the thread ends first).
+	hooks map[*rpc.Conn]func()
 	// outq holds outputs waiting for delivery, in order.
 	outq []delivery
 	// routes records where each pending server request was sent.
@@ -73,15 +74,20 @@ type thread struct {
 	// unload delay.
 	unloadTimer *time.Timer
 	turnRunning bool
-	// closed: shutdown has begun. final: nothing more will be queued, so
-	// the deliverer ends once outq is empty.
-	closed, final bool
+	// closed: shutdown has begun; last is what to deliver after the
+	// session's last event. pumpEnded: the session's events have ended
+	// (and last is queued), so the deliverer ends once outq is empty.
+	closed, pumpEnded bool
+	last              []projection.Output
 }
 
-// delivery is one output to deliver; only, when set, restricts it to one
-// connection (requests re-sent to a late subscriber).
+// delivery is one output to deliver to subs, the subscribers when it was
+// queued (so a connection gets what was produced after it subscribed);
+// only, when set, restricts it to one connection (requests re-sent to a
+// late subscriber).
 type delivery struct {
 	out  projection.Output
+	subs []*rpc.Conn
 	only *rpc.Conn
 }
 
@@ -111,7 +117,7 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		deliverDone: make(chan struct{}),
 		meta:        ls.meta,
 		proj:        projection.NewThread(ls.id, ls.status),
-		hooked:      map[*rpc.Conn]bool{},
+		hooks:       map[*rpc.Conn]func(){},
 		routes:      map[*projection.Pending]*route{},
 	}
 	t.room = sync.NewCond(&t.mu)
@@ -123,22 +129,28 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 	return t
 }
 
-// pump projects the session's events and queues the outputs.
+// pump projects the session's events and queues the outputs; once the
+// session has ended, it queues what shutdown asked to send last.
 func (t *thread) pump() {
 	defer close(t.pumpDone)
 	for {
 		ev, err := t.sess.Events().Next(context.Background())
 		if err != nil {
-			return
+			break
 		}
 		t.mu.Lock()
-		for len(t.outq) >= maxQueued && !t.final {
+		for len(t.outq) >= maxQueued {
 			t.room.Wait()
 		}
 		t.observe(ev)
 		t.queueLocked(t.proj.Apply(ev)...)
 		t.mu.Unlock()
 	}
+	t.mu.Lock()
+	t.queueLocked(t.last...)
+	t.pumpEnded = true
+	t.mu.Unlock()
+	t.wakeDeliverer()
 }
 
 // observe updates the thread's metadata from an event.
@@ -172,11 +184,11 @@ func userText(um core.UserMessageItem) string {
 	return ""
 }
 
-// queueLocked queues outputs for every subscriber and wakes the
+// queueLocked queues outputs for the current subscribers and wakes the
 // deliverer. t.mu must be held.
 func (t *thread) queueLocked(outs ...projection.Output) {
 	for _, o := range outs {
-		t.outq = append(t.outq, delivery{out: o})
+		t.outq = append(t.outq, delivery{out: o, subs: t.subs})
 	}
 	t.wakeDeliverer()
 }
@@ -188,46 +200,50 @@ func (t *thread) wakeDeliverer() {
 	}
 }
 
-// deliverLoop delivers the queued outputs in order until the thread has
-// ended; then it cancels the server requests still out.
+// deliverLoop delivers the queued outputs in order until the session has
+// ended and everything is delivered; then it withdraws the server
+// requests still out and the thread's close hooks.
 func (t *thread) deliverLoop() {
 	defer close(t.deliverDone)
 	var spare []delivery
 	for {
 		t.mu.Lock()
-		for len(t.outq) == 0 && !t.final {
+		for len(t.outq) == 0 && !t.pumpEnded {
 			t.mu.Unlock()
 			<-t.wake
 			t.mu.Lock()
 		}
 		if len(t.outq) == 0 {
-			routes := t.routes
-			t.routes = map[*projection.Pending]*route{}
+			routes, hooks := t.routes, t.hooks
+			t.routes, t.hooks = map[*projection.Pending]*route{}, map[*rpc.Conn]func(){}
 			t.mu.Unlock()
 			for _, rt := range routes {
 				rt.cancel()
 			}
+			for _, remove := range hooks {
+				remove()
+			}
 			return
 		}
-		batch, subs := t.outq, t.subs
+		batch := t.outq
 		t.outq = spare[:0]
 		t.room.Broadcast()
 		t.mu.Unlock()
 		for _, d := range batch {
-			t.deliver(d, subs)
+			t.deliver(d)
 		}
 		clear(batch)
 		spare = batch
 	}
 }
 
-// deliver sends one output to the subscribers (or to its one connection).
+// deliver sends one output to its subscribers (or to its one connection).
 // Only the deliverer calls it; it may wait for a client.
-func (t *thread) deliver(d delivery, subs []*rpc.Conn) {
+func (t *thread) deliver(d delivery) {
 	o := d.out
 	switch {
 	case o.Request != nil:
-		t.sendRequest(o.Request, subs, d.only)
+		t.sendRequest(o.Request, d.subs, d.only)
 	case o.Resolved != nil:
 		t.resolved(o.Resolved)
 	default:
@@ -237,7 +253,7 @@ func (t *thread) deliver(d delivery, subs []*rpc.Conn) {
 			t.log.Error("dropping a notification that cannot be encoded", zap.String("method", o.Method), zap.Error(err))
 			return
 		}
-		for _, c := range subs {
+		for _, c := range d.subs {
 			if d.only != nil && c != d.only {
 				continue
 			}
@@ -260,23 +276,33 @@ func (t *thread) subscribe(c *rpc.Conn, replay bool) bool {
 	if !was {
 		t.subs = append(slices.Clip(t.subs), c)
 		t.armUnloadLocked()
-		if !t.hooked[c] {
-			t.hooked[c] = true
-			c.OnClose(func() {
+		if _, ok := t.hooks[c]; !ok && !t.closed {
+			t.hooks[c] = c.OnClose(func() {
 				t.unsubscribe(c)
 				t.mu.Lock()
-				delete(t.hooked, c)
+				delete(t.hooks, c)
 				t.mu.Unlock()
 			})
 		}
 	}
 	if replay {
-		for _, r := range t.proj.PendingRequests() {
-			t.outq = append(t.outq, delivery{out: projection.Output{Request: r}, only: c})
-		}
-		t.wakeDeliverer()
+		t.replayLocked(c)
 	}
 	return was
+}
+
+// replay re-sends c the server requests still waiting for an answer.
+func (t *thread) replay(c *rpc.Conn) {
+	t.mu.Lock()
+	t.replayLocked(c)
+	t.mu.Unlock()
+}
+
+func (t *thread) replayLocked(c *rpc.Conn) {
+	for _, r := range t.proj.PendingRequests() {
+		t.outq = append(t.outq, delivery{out: projection.Output{Request: r}, subs: t.subs, only: c})
+	}
+	t.wakeDeliverer()
 }
 
 // unsubscribe removes c and withdraws the server requests it was sent; it
@@ -296,19 +322,15 @@ func (t *thread) unsubscribe(c *rpc.Conn) bool {
 	return true
 }
 
-// notifySubscribers sends a notification to every subscriber, after
-// everything queued before it.
-func (t *thread) notifySubscribers(method string, params any) {
-	t.mu.Lock()
-	t.queueLocked(projection.Output{Method: method, Params: params})
-	t.mu.Unlock()
-}
-
 // observedUnloadFactor stretches the unload delay of a thread that still
 // has subscribers but no activity: a connection that only watches keeps a
 // thread loaded for a long while, never forever (a later turn/start loads
 // it again).
 const observedUnloadFactor = 8
+
+// unloadTimeout bounds the wait for a thread to stop when it is unloaded
+// (its turn aborted, its last events delivered, its rollout closed).
+const unloadTimeout = 30 * time.Second
 
 // armUnloadLocked (re)starts the unload timer of an idle thread: the
 // unload delay without subscribers, observedUnloadFactor times it with.
@@ -348,16 +370,17 @@ func (t *thread) unloadIfIdle() {
 	}
 	t.mu.Unlock()
 	t.sv.threads.remove(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), unloadTimeout)
 	defer cancel()
 	t.shutdown(ctx)
 	t.sv.s.Broadcast("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()})
 	t.sv.s.Broadcast("thread/closed", protocol.ThreadIDNotification{ThreadID: t.id})
 }
 
-// shutdown stops the session (aborting a running turn), delivers its last
-// events and then last (in that order), and closes the rollout. It
-// returns early when ctx ends; a second call does nothing.
+// shutdown stops the session (aborting a running turn) and closes the
+// rollout. The subscribers get the session's last events, then last. It
+// waits for their delivery until ctx ends (the rest is still delivered
+// afterwards); a second call does nothing.
 func (t *thread) shutdown(ctx context.Context, last ...projection.Output) {
 	t.mu.Lock()
 	if t.closed {
@@ -365,21 +388,12 @@ func (t *thread) shutdown(ctx context.Context, last ...projection.Output) {
 		return
 	}
 	t.closed = true
+	t.last = last
 	t.stopUnloadTimerLocked()
 	t.mu.Unlock()
 	if err := t.sess.Shutdown(ctx); err != nil {
 		t.log.Warn("session shutdown", zap.Error(err))
 	}
-	select {
-	case <-t.pumpDone:
-	case <-ctx.Done():
-	}
-	t.mu.Lock()
-	t.queueLocked(last...)
-	t.final = true
-	t.room.Broadcast()
-	t.mu.Unlock()
-	t.wakeDeliverer()
 	select {
 	case <-t.deliverDone:
 	case <-ctx.Done():

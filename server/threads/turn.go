@@ -45,7 +45,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	// The result goes out before turn/started, and c is subscribed before
 	// the turn can start, so it misses none of it.
 	r.ResponseFirst()
-	was := t.subscribe(c, true)
+	was := t.subscribe(c, false)
 	ack, err := t.sess.CallTraced(ctx, op, trace)
 	if err != nil {
 		if !was {
@@ -53,6 +53,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 		}
 		return nil, rejectErr(err)
 	}
+	t.replay(c)
 	return &protocol.TurnStartResponse{Turn: inProgressTurn(ack.TurnID)}, nil
 }
 
