@@ -76,6 +76,61 @@ func (c *Conn) handleRequest(m inMessage) {
 	go c.runHandler(m, h)
 }
 
+// lookup returns the handler for method (nil when none is registered) and
+// its protocol description (nil for a method the protocol table does not
+// know, such as the test hooks).
+func (s *Server) lookup(method string) (*handler, *protocol.MethodInfo) {
+	s.hmu.RLock()
+	h := s.handlers[method]
+	s.hmu.RUnlock()
+	info, _ := protocol.Lookup(protocol.ClientRequest, method)
+	return h, info
+}
+
+// notImplementedError answers a method the protocol has but agentd does
+// not serve (yet): -32601, so that a client can tell it from a typo.
+func notImplementedError(method string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
+}
+
+// admit reserves an in-flight slot for a request on c, within both the
+// connection's and the server's limits. False means answer -32001 now.
+func (s *Server) admit(c *Conn) bool {
+	c.mu.Lock()
+	if c.inflight >= s.lim.MaxInflightPerConnection {
+		c.mu.Unlock()
+		return false
+	}
+	c.inflight++
+	c.mu.Unlock()
+
+	s.mu.Lock()
+	if s.draining || s.inflight >= s.lim.MaxInflight {
+		s.mu.Unlock()
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+		return false
+	}
+	s.inflight++
+	s.work.Add(1)
+	c.handlers.Add(1)
+	s.mu.Unlock()
+	return true
+}
+
+// release returns a slot taken by admit.
+func (s *Server) release(c *Conn) {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+	c.handlers.Done()
+	s.work.Done()
+}
+
 // runHandler runs a handler and answers, exactly once, whatever happens:
 // a result, an error, or an internal error when the handler panics.
 func (c *Conn) runHandler(m inMessage, h *handler) {

@@ -23,7 +23,6 @@ type outMsg struct {
 	method       string
 	pStart, pEnd int
 	emittedAtMs  int64
-	rule         *coalesceRule
 	// merged holds deltas merged into this message; data is rebuilt from
 	// it when the writer takes the message.
 	merged *coalesced
@@ -225,15 +224,21 @@ func (o *outbox) wake() {
 // mergeLocked merges m into the last queued message when both are deltas
 // of the same stream and the client is behind. o.mu must be held.
 func (o *outbox) mergeLocked(m outMsg) bool {
-	if m.rule == nil || !o.behind || len(o.q) == 0 {
+	// Only while behind, so that a client that keeps up gets every delta
+	// as it was sent (and the rules are not even looked up).
+	if !o.behind || len(o.q) == 0 || m.method == "" {
 		return false
 	}
 	last := &o.q[len(o.q)-1]
-	if last.method != m.method || last.rule == nil {
+	if last.method != m.method {
+		return false
+	}
+	rule := coalesceRuleFor(m.method)
+	if rule == nil {
 		return false
 	}
 	if last.merged == nil {
-		acc, ok := last.rule.start(last.params())
+		acc, ok := rule.start(last.params())
 		if !ok {
 			return false
 		}

@@ -319,5 +319,5 @@ func newNotification(method string, params any, emittedAtMs int64) (outMsg, erro
 	if err != nil {
 		return outMsg{}, err
 	}
-	return outMsg{data: data, method: method, pStart: ps, pEnd: pe, emittedAtMs: emittedAtMs, rule: coalesceRuleFor(method)}, nil
+	return outMsg{data: data, method: method, pStart: ps, pEnd: pe, emittedAtMs: emittedAtMs}, nil
 }

@@ -1,12 +1,8 @@
 package threads
 
 import (
-	"encoding/json"
-
-	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
-	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
 )
@@ -164,49 +160,4 @@ func validApproval(ap *protocol.AskForApproval) error {
 		return protocol.InvalidRequest("Invalid request: unknown approval policy %q", ap.Mode)
 	}
 	return nil
-}
-
-// turnContextOverrides maps turn/start's settings to the core's overrides.
-func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOverrides, error) {
-	var o core.TurnOverrides
-	if p.Cwd != nil {
-		cwd, err := resolveCwd(*p.Cwd, base)
-		if err != nil {
-			return o, err
-		}
-		o.Cwd = &cwd
-	}
-	if p.Model != nil {
-		o.Model = p.Model
-	}
-	if p.Effort != nil {
-		e := string(*p.Effort)
-		o.Effort = &e
-	}
-	if p.Summary != nil {
-		s := string(*p.Summary)
-		o.Summary = &s
-	}
-	if p.ApprovalPolicy != nil {
-		if err := validApproval(p.ApprovalPolicy); err != nil {
-			return o, err
-		}
-		ap := policy.ApprovalOnRequest
-		if p.ApprovalPolicy.Granular == nil {
-			ap = policy.ApprovalPolicy(p.ApprovalPolicy.Mode)
-		}
-		o.ApprovalPolicy = &ap
-	}
-	if p.SandboxPolicy != nil {
-		sp := projection.CoreSandboxPolicy(*p.SandboxPolicy)
-		o.Sandbox = &sp
-	}
-	if p.OutputSchema != nil {
-		b, err := json.Marshal(p.OutputSchema)
-		if err != nil {
-			return o, protocol.InvalidRequest("Invalid request: outputSchema: %v", err)
-		}
-		o.OutputSchema = b
-	}
-	return o, nil
 }

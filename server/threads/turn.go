@@ -2,8 +2,10 @@ package threads
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
+	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/server/rpc"
 
 	"github.com/agentd-dev/agentd/core"
@@ -93,4 +95,49 @@ func (sv *service) turnInterrupt(ctx context.Context, r *rpc.Request, p *protoco
 		return nil, rejectErr(err)
 	}
 	return &protocol.Empty{}, nil
+}
+
+// turnContextOverrides maps turn/start's settings to the core's overrides.
+func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOverrides, error) {
+	var o core.TurnOverrides
+	if p.Cwd != nil {
+		cwd, err := resolveCwd(*p.Cwd, base)
+		if err != nil {
+			return o, err
+		}
+		o.Cwd = &cwd
+	}
+	if p.Model != nil {
+		o.Model = p.Model
+	}
+	if p.Effort != nil {
+		e := string(*p.Effort)
+		o.Effort = &e
+	}
+	if p.Summary != nil {
+		s := string(*p.Summary)
+		o.Summary = &s
+	}
+	if p.ApprovalPolicy != nil {
+		if err := validApproval(p.ApprovalPolicy); err != nil {
+			return o, err
+		}
+		ap := policy.ApprovalOnRequest
+		if p.ApprovalPolicy.Granular == nil {
+			ap = policy.ApprovalPolicy(p.ApprovalPolicy.Mode)
+		}
+		o.ApprovalPolicy = &ap
+	}
+	if p.SandboxPolicy != nil {
+		sp := projection.CoreSandboxPolicy(*p.SandboxPolicy)
+		o.Sandbox = &sp
+	}
+	if p.OutputSchema != nil {
+		b, err := json.Marshal(p.OutputSchema)
+		if err != nil {
+			return o, protocol.InvalidRequest("Invalid request: outputSchema: %v", err)
+		}
+		o.OutputSchema = b
+	}
+	return o, nil
 }
