@@ -68,36 +68,45 @@ func benchStdio(b *testing.B, d *Daemon, stamps bool) *benchClient {
 		_, err := d.stdin.Write(append(p, '\n'))
 		return err
 	}
-	go func() {
-		br := bufio.NewReaderSize(d.stdout, 1<<16)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				// A message longer than the buffer: gather it.
-				full := append([]byte(nil), line...)
-				for err == bufio.ErrBufferFull {
-					line, err = br.ReadSlice('\n')
-					full = append(full, line...)
-				}
-				line = full
-			}
-			if len(line) > 0 && line[len(line)-1] == '\n' {
-				c.handle(line[:len(line)-1], time.Now())
-			}
-			if err != nil {
-				c.finish(err)
-				return
-			}
-		}
-	}()
+	go c.readLines(d.stdout)
 	return c
+}
+
+// readLines handles each newline-terminated message read from r until it
+// ends.
+func (c *benchClient) readLines(r io.Reader) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A message longer than the buffer: gather it.
+			full := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			line = full
+		}
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			c.handle(line[:len(line)-1], time.Now())
+		}
+		if err != nil {
+			c.finish(err)
+			return
+		}
+	}
 }
 
 // benchWS dials the daemon's WebSocket listener.
 func benchWS(b *testing.B, d *Daemon, name string) *benchClient {
+	return dialBenchWS(b, d.URL("ws"), name)
+}
+
+// dialBenchWS connects a benchClient to the WebSocket at url.
+func dialBenchWS(b *testing.B, url, name string) *benchClient {
 	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, d.URL("ws"), nil)
+	conn, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		b.Fatalf("dial: %v", err)
 	}
@@ -338,21 +347,27 @@ func procCPU(pid int) (time.Duration, error) {
 // far: VmHWM in /proc/<pid>/status. (The rusage of the exited process is
 // no use here: Linux folds the parent's peak in, as the child shared the
 // test process's memory until it ran exec.)
-func procPeakRSS(pid int) (int64, error) {
+func procPeakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM") }
+
+// procRSS returns the resident memory (bytes) of process pid now.
+func procRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS") }
+
+// procStatusBytes reads a "<field>: <n> kB" line of /proc/<pid>/status.
+func procStatusBytes(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("bad VmHWM %q", line)
+				return 0, fmt.Errorf("bad %s %q", field, line)
 			}
 			return kb * 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // exitUsage stops the daemon (EOF on stdio, else SIGTERM), waits for it

@@ -1,8 +1,6 @@
 package test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/server"
@@ -69,27 +66,7 @@ func inprocStdio(b *testing.B, s *rpc.Server) *benchClient {
 		_, err := inW.Write(append(p, '\n'))
 		return err
 	}
-	go func() {
-		br := bufio.NewReaderSize(outR, 1<<16)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				full := append([]byte(nil), line...)
-				for err == bufio.ErrBufferFull {
-					line, err = br.ReadSlice('\n')
-					full = append(full, line...)
-				}
-				line = full
-			}
-			if len(line) > 0 && line[len(line)-1] == '\n' {
-				c.handle(line[:len(line)-1], time.Now())
-			}
-			if err != nil {
-				c.finish(err)
-				return
-			}
-		}
-	}()
+	go c.readLines(outR)
 	return c
 }
 
@@ -107,30 +84,7 @@ func inprocWS(b *testing.B, s *rpc.Server, home string) *benchClient {
 	}
 	b.Cleanup(func() { _ = l.Close() })
 	go func() { _ = l.Serve(s.ServeStream) }()
-	conn, _, err := websocket.Dial(ctx, l.URL(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn.SetReadLimit(1 << 30)
-	b.Cleanup(func() { _ = conn.CloseNow() })
-	c := newBenchClient(b, "ws", false)
-	c.write = func(p []byte) error { return conn.Write(ctx, websocket.MessageText, p) }
-	go func() {
-		var buf bytes.Buffer
-		for {
-			_, r, err := conn.Reader(ctx)
-			if err == nil {
-				buf.Reset()
-				_, err = buf.ReadFrom(r)
-			}
-			if err != nil {
-				c.finish(err)
-				return
-			}
-			c.handle(buf.Bytes(), time.Now())
-		}
-	}()
-	return c
+	return dialBenchWS(b, l.URL(), "ws")
 }
 
 func benchInProcess(b *testing.B, dial func(*rpc.Server, string) *benchClient) {
