@@ -61,6 +61,9 @@ func (s *deltaStream) Close() error { return nil }
 // session's Events(), with one reader draining the stream as the server's
 // pump does. One op is one delta of a turn of b.N deltas; the turn's fixed
 // cost (start, context items, request, end) is included and amortised.
+// merged-frac is the share of deltas the event stream merged because the
+// reader fell behind (it does on 2 cores, where the reader competes with
+// the producer).
 func BenchmarkCoreDelta(b *testing.B) {
 	for _, sink := range []bool{false, true} {
 		name := "nosink"
@@ -143,8 +146,11 @@ func benchCoreDelta(b *testing.B, withSink bool) {
 	if r.err != nil {
 		b.Fatal(r.err)
 	}
-	if r.deltas != b.N || r.bytes != b.N*len(benchDelta) {
-		b.Fatalf("read %d deltas (%d bytes), want %d", r.deltas, r.bytes, b.N)
+	// A reader that falls 1,024 events behind gets deltas merged: the text
+	// must be whole, the number of events may be smaller.
+	if r.bytes != b.N*len(benchDelta) || r.deltas > b.N {
+		b.Fatalf("read %d deltas (%d bytes), want the text of %d", r.deltas, r.bytes, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deltas/s")
+	b.ReportMetric(float64(b.N-r.deltas)/float64(b.N), "merged-frac")
 }

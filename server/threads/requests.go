@@ -59,10 +59,10 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 		t.mu.Lock()
 		rt := t.routes[r]
 		_, sent := rt.callOn(c)
-		waiting := t.proj.Waiting(r)
+		ok := !sent && t.proj.Waiting(r) && slices.Contains(t.subs, c)
 		t.mu.Unlock()
-		if sent || !waiting {
-			continue
+		if !ok {
+			continue // sent already, settled, or c left
 		}
 		call, err := c.Request(r.Method, r.Params)
 		if err != nil {

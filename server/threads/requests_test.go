@@ -58,24 +58,7 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 		bRead()
 		cb := <-conns
 
-		sess, err := core.NewSession(core.Config{ThreadID: "th", Cwd: t.TempDir(),
-			Client: model.NewClient(model.Provider{ID: "none", BaseURL: "http://127.0.0.1:1"})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sess.Shutdown(context.Background())
-		th := &thread{id: "th", sess: sess, log: zap.NewNop(), wake: make(chan struct{}, 1),
-			proj: projection.NewThread("th", protocol.StatusIdle()), routes: map[*projection.Pending]*route{}}
-		th.room = sync.NewCond(&th.mu)
-		th.subs = []*rpc.Conn{ca, cb}
-		th.proj.Apply(core.Event{TurnID: "turn", Msg: core.TurnStarted{}})
-		var req *projection.Pending
-		for _, o := range th.proj.Apply(core.Event{TurnID: "turn", Msg: core.DynamicToolCallRequest{CallID: "c1", Tool: "t", Arguments: json.RawMessage(`{}`)}}) {
-			if o.Request != nil {
-				req = o.Request
-			}
-		}
-
+		th, req := bareThread(t, ca, cb)
 		// Fill B's queue: the pipe holds one, the writer one, the queue
 		// two; the fifth waits.
 		go func() {
@@ -130,4 +113,52 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 			t.Fatalf("B got the request but never serverRequest/resolved:\n%s", all)
 		}
 	})
+}
+
+// bareThread is a thread of subs, with no pump or deliverer (the test
+// plays the deliverer), waiting on one dynamic tool call request.
+func bareThread(t *testing.T, subs ...*rpc.Conn) (*thread, *projection.Pending) {
+	t.Helper()
+	sess, err := core.NewSession(core.Config{ThreadID: "th", Cwd: t.TempDir(),
+		Client: model.NewClient(model.Provider{ID: "none", BaseURL: "http://127.0.0.1:1"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Shutdown(context.Background()) })
+	th := &thread{id: "th", sess: sess, log: zap.NewNop(), wake: make(chan struct{}, 1),
+		proj: projection.NewThread("th", protocol.StatusIdle()), routes: map[*projection.Pending]*route{}, subs: subs,
+		turnRunning: true} // as the projected turn: no unload timer
+	th.room = sync.NewCond(&th.mu)
+	th.proj.Apply(core.Event{TurnID: "turn", Msg: core.TurnStarted{}})
+	for _, o := range th.proj.Apply(core.Event{TurnID: "turn", Msg: core.DynamicToolCallRequest{CallID: "c1", Tool: "t", Arguments: json.RawMessage(`{}`)}}) {
+		if o.Request != nil {
+			return th, o.Request
+		}
+	}
+	t.Fatal("no request projected")
+	return nil, nil
+}
+
+// A request queued while a connection was subscribed, and delivered after
+// it unsubscribed, is not sent to it.
+func TestRequestNotSentToAConnectionThatLeft(t *testing.T) {
+	s := rpc.New(rpc.Options{Limits: rpc.Limits{MaxInflightPerConnection: 8, MaxInflight: 64,
+		MaxMessageBytes: 1 << 20, OutboundQueueSize: 64, ShutdownTimeout: time.Second}})
+	conns := make(chan *rpc.Conn, 2)
+	rpc.Handle(s, "x/grab", func(_ context.Context, r *rpc.Request, _ *json.RawMessage) (any, error) {
+		conns <- r.Conn()
+		return nil, nil
+	})
+	a, b := rpctest.Connect(t, s.ServeStream), rpctest.Connect(t, s.ServeStream)
+	a.Initialize(nil)
+	b.Initialize(nil)
+	a.Call("x/grab", nil)
+	b.Call("x/grab", nil)
+	ca, cb := <-conns, <-conns
+	th, req := bareThread(t, ca, cb)
+	queuedFor := th.subs
+	th.unsubscribe(cb)
+	th.sendRequest(req, queuedFor, nil) // the delivery queued before
+	a.ReadUntil(method("item/tool/call"))
+	b.AssertNoMessage()
 }
