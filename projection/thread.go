@@ -56,6 +56,11 @@ type Pending struct {
 	// awaitingItem: an exec approval whose item/started has not been
 	// sent yet; the request goes out right after it.
 	awaitingItem bool
+	// Route is where the request was sent (the connections it reached),
+	// kept by the thread layer with the rest of the request's state, so
+	// that a thread has one table of server requests: this one. Projection
+	// never reads it.
+	Route any
 }
 
 // Thread is the projection state of one thread.
@@ -108,6 +113,10 @@ func (p *Thread) PendingRequests() []*Pending {
 	}
 	return out
 }
+
+// Requests returns every request in the table: waiting, or answered and
+// not yet settled.
+func (p *Thread) Requests() []*Pending { return p.pending }
 
 // Waiting reports whether r is still waiting for its first answer: made,
 // neither answered nor resolved.

@@ -14,10 +14,12 @@ import (
 
 // This file is how a thread's server requests (approvals, questions,
 // client tool calls) reach its subscribers and come back. It is the same
-// for every kind of request: projection decides when a request is made,
-// answered and resolved, and turns an answer into a core Op; the engine
-// correlates ids on each connection (rpc.Call). What is here is where
-// each request went:
+// for every kind of request. A thread has one table of them, its
+// projection's: projection decides when a request is made, answered and
+// resolved, and turns an answer into a core Op; each entry also carries
+// its route, where the request went, which this file keeps. The engine
+// only correlates ids on each connection (rpc.Call).
+//
 //
 //   - a request goes to every subscriber, with that connection's own id,
 //     and to a connection that subscribes later (replay on resume);
@@ -27,10 +29,17 @@ import (
 //     reached, whether it was answered or settled by a turn transition;
 //   - a connection that unsubscribes or closes is withdrawn from all.
 
-// route is where one pending server request was sent: its call on each
-// connection. It is guarded by the thread's mu.
+// route is where one server request was sent: its call on each
+// connection. It is kept in the request's projection.Pending.Route and
+// guarded by the thread's mu.
 type route struct {
 	calls map[*rpc.Conn]*rpc.Call
+}
+
+// routeOf returns r's route (nil before it was sent anywhere).
+func routeOf(r *projection.Pending) *route {
+	rt, _ := r.Route.(*route)
+	return rt
 }
 
 // drop withdraws the request from c.
@@ -57,7 +66,7 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 			continue
 		}
 		t.mu.Lock()
-		rt := t.routes[r]
+		rt := routeOf(r)
 		_, sent := rt.callOn(c)
 		ok := !sent && t.proj.Waiting(r) && slices.Contains(t.subs, c)
 		t.mu.Unlock()
@@ -78,9 +87,9 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 		// Recorded even if another connection answered meanwhile: the
 		// request is on c's wire, and the resolution queued behind this
 		// delivery must reach c too.
-		if rt = t.routes[r]; rt == nil {
+		if rt = routeOf(r); rt == nil {
 			rt = &route{calls: map[*rpc.Conn]*rpc.Call{}}
-			t.routes[r] = rt
+			r.Route = rt
 		}
 		rt.calls[c] = call
 		t.mu.Unlock()
@@ -108,7 +117,7 @@ func (t *thread) await(r *projection.Pending, call *rpc.Call) {
 		return // withdrawn, or the client is gone: others may still answer
 	}
 	t.mu.Lock()
-	if got, _ := t.routes[r].callOn(call.Conn()); got != call {
+	if got, _ := routeOf(r).callOn(call.Conn()); got != call {
 		t.mu.Unlock()
 		return // withdrawn as the answer came
 	}
@@ -133,8 +142,8 @@ func (t *thread) await(r *projection.Pending, call *rpc.Call) {
 // reached, with that connection's id. Only the deliverer calls it.
 func (t *thread) resolved(r *projection.Pending) {
 	t.mu.Lock()
-	rt := t.routes[r]
-	delete(t.routes, r)
+	rt := routeOf(r)
+	r.Route = nil
 	t.mu.Unlock()
 	if rt == nil {
 		return

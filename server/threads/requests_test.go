@@ -126,7 +126,7 @@ func bareThread(t *testing.T, subs ...*rpc.Conn) (*thread, *projection.Pending) 
 	}
 	t.Cleanup(func() { _ = sess.Shutdown(context.Background()) })
 	th := &thread{id: "th", sess: sess, log: zap.NewNop(), wake: make(chan struct{}, 1),
-		proj: projection.NewThread("th", protocol.StatusIdle()), routes: map[*projection.Pending]*route{}, subs: subs,
+		proj: projection.NewThread("th", protocol.StatusIdle()), subs: subs,
 		turnRunning: true} // as the projected turn: no unload timer
 	th.room = sync.NewCond(&th.mu)
 	th.proj.Apply(core.Event{TurnID: "turn", Msg: core.TurnStarted{}})

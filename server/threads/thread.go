@@ -68,8 +68,6 @@ type thread struct {
 	hooks map[*rpc.Conn]func()
 	// outq holds outputs waiting for delivery, in order.
 	outq []delivery
-	// routes records where each pending server request was sent.
-	routes map[*projection.Pending]*route
 	// unloadTimer fires when the thread has had no activity for the
 	// unload delay.
 	unloadTimer *time.Timer
@@ -118,7 +116,6 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		meta:        ls.meta,
 		proj:        projection.NewThread(ls.id, ls.status),
 		hooks:       map[*rpc.Conn]func(){},
-		routes:      map[*projection.Pending]*route{},
 	}
 	t.room = sync.NewCond(&t.mu)
 	t.mu.Lock()
@@ -214,12 +211,17 @@ func (t *thread) deliverLoop() {
 			t.mu.Lock()
 		}
 		if len(t.outq) == 0 {
-			routes, hooks := t.routes, t.hooks
-			t.routes, t.hooks = map[*projection.Pending]*route{}, map[*rpc.Conn]func(){}
-			t.mu.Unlock()
-			for _, rt := range routes {
-				rt.cancel()
+			// Requests still routed (none after a turn ended normally)
+			// are withdrawn.
+			for _, r := range t.proj.Requests() {
+				if rt := routeOf(r); rt != nil {
+					rt.cancel()
+					r.Route = nil
+				}
 			}
+			hooks := t.hooks
+			t.hooks = map[*rpc.Conn]func(){}
+			t.mu.Unlock()
 			for _, remove := range hooks {
 				remove()
 			}
@@ -315,8 +317,10 @@ func (t *thread) unsubscribe(c *rpc.Conn) bool {
 		return false
 	}
 	t.subs = slices.Delete(slices.Clone(t.subs), i, i+1)
-	for _, rt := range t.routes {
-		rt.drop(c)
+	for _, r := range t.proj.Requests() {
+		if rt := routeOf(r); rt != nil {
+			rt.drop(c)
+		}
 	}
 	t.armUnloadLocked()
 	return true
