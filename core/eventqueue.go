@@ -28,9 +28,10 @@ const mergeReach = 64
 // single reader. Put never blocks and never drops, so the core is never
 // held up by a slow reader. It stays bounded by what matters: while the
 // reader is behind (coalesceBacklog events queued), a volatile delta that
-// continues a queued delta of the same stream, with only deltas queued
-// after it, is merged into it (text appended; a patch preview replaced),
-// as the connection queues do. Items, turn events and everything else are
+// continues a queued delta of the same stream (an item's text or output,
+// a reasoning part), with only deltas of other items queued after it, is
+// merged into it (text appended; a patch preview replaced), as the
+// connection queues do. Items, turn events and everything else are
 // authoritative: never merged, dropped or reordered. Merged deltas leave
 // gaps in Seq.
 type EventStream struct {
@@ -69,11 +70,11 @@ func (q *EventStream) put(ev Event) {
 	q.signal()
 }
 
-// deltaKey identifies the stream a volatile delta belongs to.
+// deltaKey identifies the stream a volatile delta belongs to: an item (id)
+// and, for reasoning, the part (idx).
 type deltaKey struct {
 	kind uint8
 	id   string
-	sub  string
 	idx  int
 }
 
@@ -96,7 +97,9 @@ func deltaKeyOf(m EventMsg) (deltaKey, bool) {
 	case ReasoningRawDelta:
 		return deltaKey{kind: keyReasoning, id: m.ItemID, idx: m.ContentIndex}, true
 	case ExecCommandOutputDelta:
-		return deltaKey{kind: keyOutput, id: m.CallID, sub: string(m.Stream)}, true
+		// stdout and stderr are one stream for the client (the item's
+		// output, in the order it came): merged in that order.
+		return deltaKey{kind: keyOutput, id: m.CallID}, true
 	case PatchPreview:
 		return deltaKey{kind: keyPatch, id: m.CallID}, true
 	}
@@ -120,8 +123,8 @@ func deltaBytes(m EventMsg) []byte {
 }
 
 // mergeLocked merges m into the queued delta of the same stream, if only
-// deltas were queued after that one and the merged text stays under
-// maxMergedDelta. q.mu must be held.
+// deltas of other items were queued after that one and the merged text
+// stays under maxMergedDelta. q.mu must be held.
 func (q *EventStream) mergeLocked(m EventMsg) bool {
 	key, ok := deltaKeyOf(m)
 	if !ok {
@@ -133,8 +136,11 @@ func (q *EventStream) mergeLocked(m EventMsg) bool {
 		if !ok {
 			return false // an authoritative event: nothing may pass it
 		}
+		if k.id != key.id {
+			continue // another item's delta: passing it reorders nothing it relates to
+		}
 		if k != key {
-			continue
+			return false // another part of the same item
 		}
 		if key.kind == keyPatch {
 			qe.ev.Msg = m

@@ -119,3 +119,38 @@ func TestEventStreamMergedDeltaIsCapped(t *testing.T) {
 		}
 	}
 }
+
+// A command's stdout and stderr are one stream for the client: merged in
+// the order they came, never one past the other. A reasoning part never
+// merges past another part of the same item.
+func TestEventStreamKeepsTheOrderWithinAnItem(t *testing.T) {
+	q := newEventStream()
+	for i := 0; i < coalesceBacklog; i++ {
+		q.put(Event{Msg: Warning{}})
+	}
+	for _, m := range []EventMsg{
+		ExecCommandOutputDelta{CallID: "c", Stream: Stdout, Chunk: []byte("out1 ")},
+		ExecCommandOutputDelta{CallID: "c", Stream: Stderr, Chunk: []byte("err1 ")},
+		ExecCommandOutputDelta{CallID: "c", Stream: Stdout, Chunk: []byte("out2")},
+		ReasoningSummaryDelta{ItemID: "r", SummaryIndex: 0, Delta: "a"},
+		ReasoningSummaryDelta{ItemID: "r", SummaryIndex: 1, Delta: "b"},
+		ReasoningSummaryDelta{ItemID: "r", SummaryIndex: 0, Delta: "c"},
+	} {
+		q.put(Event{Msg: m})
+	}
+	got := drainStream(t, q)[coalesceBacklog:]
+	if len(got) != 4 {
+		t.Fatalf("%d events, want the output merged into one and three summary deltas", len(got))
+	}
+	if out := string(got[0].Msg.(ExecCommandOutputDelta).Chunk); out != "out1 err1 out2" {
+		t.Fatalf("output %q, want it in the order it came", out)
+	}
+	var summary []string
+	for _, ev := range got[1:] {
+		m := ev.Msg.(ReasoningSummaryDelta)
+		summary = append(summary, fmt.Sprint(m.SummaryIndex, m.Delta))
+	}
+	if strings.Join(summary, ",") != "0a,1b,0c" {
+		t.Fatalf("summary deltas %v: one moved past another part of its item", summary)
+	}
+}

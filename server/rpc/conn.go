@@ -77,9 +77,11 @@ type Conn struct {
 	nextCallID int64
 	onClose    map[int]func()
 	nextHook   int
-	// open holds the requests whose response has a reserved place and is
-	// not made yet (Request.ResponseFirst).
-	open map[*Request]struct{}
+	// open holds the requests being handled (not answered yet); givenUp
+	// is set once they were answered for their handlers at the shutdown
+	// deadline.
+	open    map[*Request]struct{}
+	givenUp bool
 }
 
 func newConn(s *Server, id uint64, st transport.Stream) *Conn {
@@ -176,12 +178,17 @@ func (c *Conn) OnClose(fn func()) (remove func()) {
 	}
 }
 
-// trackOpen and untrackOpen keep the set of responses whose place is
-// reserved.
-func (c *Conn) trackOpen(r *Request) {
+// trackOpen and untrackOpen keep the set of requests being handled.
+// trackOpen reports false once the connection was given up: the request
+// is then answered at once.
+func (c *Conn) trackOpen(r *Request) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.givenUp {
+		return false
+	}
 	c.open[r] = struct{}{}
-	c.mu.Unlock()
+	return true
 }
 
 func (c *Conn) untrackOpen(r *Request) {
@@ -191,20 +198,23 @@ func (c *Conn) untrackOpen(r *Request) {
 }
 
 // errGivenUp answers a request whose handler was still running when its
-// connection was given up (the shutdown deadline): its response's
-// reserved place must be filled for what follows it to be written.
+// connection was given up (the shutdown deadline).
 var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
 
-// giveUpOpen answers every request whose response has a reserved place
-// and is not made yet, so that the writer can flush what is queued behind
-// them. A handler that returns later answers nothing more.
-func (c *Conn) giveUpOpen() {
+// giveUpOpen answers, for their handlers, the requests still being handled
+// at the shutdown deadline: every request is answered, and a response
+// whose place was reserved no longer holds up what is queued behind it. A
+// handler that returns later answers nothing more. It runs before the
+// queue is closed, so that these answers are written; on a connection that
+// waits, it waits for room only until ctx ends.
+func (c *Conn) giveUpOpen(ctx context.Context) {
 	c.mu.Lock()
 	open := c.open
 	c.open = map[*Request]struct{}{}
+	c.givenUp = true
 	c.mu.Unlock()
 	for r := range open {
-		r.answer(errorMsg(r.id, errGivenUp), false)
+		r.answerCtx(ctx, errorMsg(r.id, errGivenUp), false)
 	}
 }
 
@@ -377,10 +387,10 @@ func (c *Conn) drain(ctx context.Context) {
 	case <-handlersDone:
 	case <-ctx.Done():
 		c.log.Warn("deadline reached with requests still in flight", zap.Int("inflight", c.inflightCount()))
-		c.giveUpOpen()
 		var cancel context.CancelFunc
 		flush, cancel = context.WithTimeout(context.Background(), flushGrace)
 		defer cancel()
+		c.giveUpOpen(flush)
 	}
 	c.out.close()
 	select {

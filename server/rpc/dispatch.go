@@ -136,6 +136,10 @@ func (s *Server) release(c *Conn) {
 func (c *Conn) runHandler(m inMessage, h *handler) {
 	defer c.srv.release(c)
 	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace}
+	if !c.trackOpen(r) {
+		r.answer(errorMsg(m.id, errGivenUp), false)
+		return
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("handler panicked", zap.String("method", m.method), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))

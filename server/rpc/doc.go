@@ -36,7 +36,8 @@
 // writer cannot take it. A handler must not wait for its own connection,
 // or for its client's answer to a server request, after ResponseFirst.
 //
-// Every request gets exactly one answer. Every server request (Call) ends:
-// answered, cancelled, or failed with ErrConnClosed when its connection
-// ends.
+// Every request gets exactly one answer, also at the shutdown deadline
+// (requests still in flight are answered -32603 for their handlers). Every
+// server request (Call) ends: answered, cancelled, or failed with
+// ErrConnClosed when its connection ends.
 package rpc

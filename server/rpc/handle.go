@@ -161,7 +161,6 @@ func (r *Request) ResponseFirst() {
 		return // the connection is gone; the answer goes nowhere either
 	}
 	r.slot = s
-	r.conn.trackOpen(r)
 }
 
 // Then sends a notification on the request's connection right after its
@@ -204,6 +203,12 @@ func (r *Request) ThenBroadcast(method string, params any) {
 // answer queues the response once: in its reserved place, or at the end
 // of the queue; with the Then notifications when ok (a result).
 func (r *Request) answer(msg outMsg, ok bool) {
+	r.answerCtx(context.Background(), msg, ok)
+}
+
+// answerCtx is answer, waiting for room (on a connection that waits) only
+// until ctx ends.
+func (r *Request) answerCtx(ctx context.Context, msg outMsg, ok bool) {
 	r.mu.Lock()
 	if r.answered {
 		r.mu.Unlock()
@@ -220,11 +225,11 @@ func (r *Request) answer(msg outMsg, ok bool) {
 	r.then, r.thenAll = nil, nil
 	r.mu.Unlock()
 	c := r.conn
+	c.untrackOpen(r)
 	if s != nil {
-		c.untrackOpen(r)
 		c.out.fill(s, msgs)
 	} else {
-		c.outcome(c.out.pushAll(context.Background(), msgs))
+		c.outcome(c.out.pushAll(ctx, msgs))
 	}
 	for _, n := range all {
 		c.srv.broadcast(n)

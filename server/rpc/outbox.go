@@ -72,10 +72,11 @@ func (m *outMsg) params() []byte {
 // fills every slot it reserves, because every request is answered
 // exactly once (at the latest when the connection is given up at
 // shutdown). Messages queued behind an unfilled slot do not count against
-// the limit: the writer cannot take them however fast the client reads,
-// so neither disconnecting nor waiting would help. They are bounded by
-// what the connection is sent while one handler waits for the core,
-// deltas merged.
+// the limit until the writer has taken them: it cannot take them before,
+// however fast the client reads, so neither disconnecting nor waiting
+// would help. Deltas among them are merged as for a client that is
+// behind, so they are bounded by the authoritative messages the
+// connection is sent while one handler waits for the core.
 type outbox struct {
 	limit      int
 	coalesceAt int
@@ -92,8 +93,10 @@ type outbox struct {
 	space   chan struct{} // closed and replaced when room appears
 	waiting int           // pushers waiting for room
 	// unfilled counts the unfilled slots in q; stuck counts the messages
-	// queued after the first of them (they do not count against limit).
-	unfilled, stuck int
+	// queued after the first of them, and released those that were stuck
+	// when a slot was filled and the writer has not taken yet. Neither
+	// counts against limit.
+	unfilled, stuck, released int
 
 	// coalesced counts merged notifications; written under mu, read
 	// without it.
@@ -137,7 +140,7 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return errOutboxClosed
 		}
-		n := len(o.q) - o.stuck
+		n := len(o.q) - o.stuck - o.released
 		if n+o.inBatch >= o.coalesceAt {
 			o.behind = true
 		}
@@ -194,7 +197,9 @@ func (o *outbox) reserve(ctx context.Context) (*slot, error) {
 func (o *outbox) fill(s *slot, msgs []outMsg) {
 	o.mu.Lock()
 	s.filled, s.msgs = true, msgs
+	stuck := o.stuck
 	o.recountLocked()
+	o.released += stuck - o.stuck
 	o.mu.Unlock()
 	o.wake()
 }
@@ -224,9 +229,10 @@ func (o *outbox) wake() {
 // mergeLocked merges m into the last queued message when both are deltas
 // of the same stream and the client is behind. o.mu must be held.
 func (o *outbox) mergeLocked(m outMsg) bool {
-	// Only while behind, so that a client that keeps up gets every delta
-	// as it was sent (and the rules are not even looked up).
-	if !o.behind || len(o.q) == 0 || m.method == "" {
+	// Only while behind (or stuck behind a response not made yet), so
+	// that a client that keeps up gets every delta as it was sent (and
+	// the rules are not even looked up).
+	if !(o.behind || o.stuck > 0) || len(o.q) == 0 || m.method == "" {
 		return false
 	}
 	last := &o.q[len(o.q)-1]
@@ -300,6 +306,7 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 			copy(o.q, o.q[avail:])
 			clear(o.q[rest:])
 			o.q = o.q[:rest]
+			o.released = max(o.released-avail, 0)
 			o.inBatch = len(out)
 			if o.waiting > 0 {
 				close(o.space)
@@ -342,7 +349,7 @@ func (o *outbox) close() {
 func (o *outbox) abort() {
 	o.mu.Lock()
 	o.q = nil
-	o.unfilled, o.stuck = 0, 0
+	o.unfilled, o.stuck, o.released = 0, 0, 0
 	o.mu.Unlock()
 	o.close()
 }

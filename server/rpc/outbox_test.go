@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -335,9 +336,10 @@ func nameOf(m outMsg) string {
 }
 
 // What is queued behind an unfilled slot does not count against the
-// limit (the writer cannot take it, however fast the client reads): a
-// socket client is not disconnected and a stdio sender does not wait.
-// Once the slot is filled, the limit applies again.
+// limit until the writer has taken it (it cannot before, however fast the
+// client reads): a socket client is not disconnected and a stdio sender
+// does not wait. Deltas among it merge. Once that backlog is written, the
+// limit applies again.
 func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 	for _, wait := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
@@ -349,35 +351,53 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 					t.Fatalf("wait=%v: push %d behind the slot: %v", wait, i, err)
 				}
 			}
+			for i := 0; i < 1000; i++ {
+				if err := o.push(ctx, delta(t, "a", "x")); err != nil {
+					t.Fatalf("wait=%v: delta %d behind the slot: %v", wait, i, err)
+				}
+			}
 			o.fill(s, []outMsg{response(99)})
+			// Released but not written yet: still exempt.
+			if err := o.push(ctx, response(5)); err != nil {
+				t.Fatalf("wait=%v: push after the fill, before the writer took the backlog: %v", wait, err)
+			}
+			b, _ := o.take(nil)
+			want := []string{"99", "0", "1", "2", "3", "4", "delta", "5"}
+			if len(b) != len(want) {
+				t.Fatalf("took %d messages, want %d (the deltas merged into one)", len(b), len(want))
+			}
+			for i, w := range want {
+				got := string(b[i].data)
+				if w == "delta" {
+					if b[i].method != "item/agentMessage/delta" {
+						t.Fatalf("message %d is %s", i, got)
+					}
+					continue
+				}
+				if n, _ := strconv.Atoi(w); got != string(response(n).data) {
+					t.Fatalf("message %d is %s, want response %s", i, got, w)
+				}
+			}
+			// Written: the limit applies to what comes next.
+			o.push(ctx, response(6))
+			o.push(ctx, response(7))
 			pushed := make(chan error, 1)
-			go func() { pushed <- o.push(ctx, response(5)) }()
+			go func() { pushed <- o.push(ctx, response(8)) }()
 			synctest.Wait()
 			if !wait {
 				if err := <-pushed; !errors.Is(err, errOutboxFull) {
-					t.Fatalf("socket: push over the limit after the fill: %v", err)
+					t.Fatalf("socket: push over the limit: %v", err)
 				}
-			} else {
-				select {
-				case err := <-pushed:
-					t.Fatalf("stdio: push over the limit after the fill returned %v, want it to wait", err)
-				default:
-				}
+				return
 			}
-			b, _ := o.take(nil)
-			want := []int{99, 0, 1, 2, 3, 4}
-			if len(b) != len(want) {
-				t.Fatalf("took %d messages, want %d", len(b), len(want))
+			select {
+			case err := <-pushed:
+				t.Fatalf("stdio: push over the limit returned %v, want it to wait", err)
+			default:
 			}
-			for i, n := range want {
-				if string(b[i].data) != string(response(n).data) {
-					t.Fatalf("message %d is %s", i, b[i].data)
-				}
-			}
-			if wait {
-				if err := <-pushed; err != nil {
-					t.Fatal(err)
-				}
+			o.take(nil)
+			if err := <-pushed; err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

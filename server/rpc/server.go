@@ -333,7 +333,7 @@ func (s *Server) Shutdown(reason string) {
 		cw.Add(1)
 		go func(c *Conn) {
 			defer cw.Done()
-			c.giveUpOpen()
+			c.giveUpOpen(flush)
 			c.out.close()
 			select {
 			case <-c.writerDone:

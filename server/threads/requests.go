@@ -20,14 +20,14 @@ import (
 // its route, where the request went, which this file keeps. The engine
 // only correlates ids on each connection (rpc.Call).
 //
-//
 //   - a request goes to every subscriber, with that connection's own id,
 //     and to a connection that subscribes later (replay on resume);
 //   - the first answer wins: it becomes the core's Op, and the others'
 //     calls are withdrawn;
 //   - serverRequest/resolved goes to every connection the request
 //     reached, whether it was answered or settled by a turn transition;
-//   - a connection that unsubscribes or closes is withdrawn from all.
+//   - a connection that unsubscribes is withdrawn from all, and told each
+//     is resolved for it; one that closes is simply withdrawn.
 
 // route is where one server request was sent: its call on each
 // connection. It is kept in the request's projection.Pending.Route and
@@ -42,19 +42,30 @@ func routeOf(r *projection.Pending) *route {
 	return rt
 }
 
-// drop withdraws the request from c.
-func (rt *route) drop(c *rpc.Conn) {
-	if call := rt.calls[c]; call != nil {
+// cancel withdraws the request from every connection.
+func (rt *route) cancel() {
+	for c, call := range rt.calls {
 		call.Cancel()
 		delete(rt.calls, c)
 	}
 }
 
-// cancel withdraws the request from every connection.
-func (rt *route) cancel() {
-	for c := range rt.calls {
-		rt.drop(c)
+// withdrawLocked withdraws request r from c, which unsubscribed: its call
+// is cancelled (a late answer is ignored) and c is told the request is
+// resolved for it, after what is queued. t.mu must be held.
+func (t *thread) withdrawLocked(r *projection.Pending, c *rpc.Conn) {
+	rt := routeOf(r)
+	call := rt.callOnly(c)
+	if call == nil {
+		return
 	}
+	call.Cancel()
+	delete(rt.calls, c)
+	t.outq = append(t.outq, delivery{
+		out:  projection.Output{Method: "serverRequest/resolved", Params: protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(call.ID())}},
+		subs: []*rpc.Conn{c}, only: c,
+	})
+	t.wakeDeliverer()
 }
 
 // sendRequest sends a server request to the subscribers (or only to one:
@@ -104,6 +115,12 @@ func (rt *route) callOn(c *rpc.Conn) (*rpc.Call, bool) {
 	}
 	call, ok := rt.calls[c]
 	return call, ok
+}
+
+// callOnly is callOn without the flag.
+func (rt *route) callOnly(c *rpc.Conn) *rpc.Call {
+	call, _ := rt.callOn(c)
+	return call
 }
 
 // await waits for one connection's answer. The first answer settles the

@@ -3,6 +3,7 @@ package threads
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/rpc/rpctest"
 	"github.com/agentd-dev/agentd/server/transport"
@@ -25,17 +27,9 @@ import (
 // the request reached its wire, and the resolution is queued behind it.
 func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := rpc.New(rpc.Options{Limits: rpc.Limits{MaxInflightPerConnection: 8, MaxInflight: 64,
-			MaxMessageBytes: 1 << 20, OutboundQueueSize: 2, ShutdownTimeout: time.Second}})
-		conns := make(chan *rpc.Conn, 2)
-		rpc.Handle(s, "x/grab", func(_ context.Context, r *rpc.Request, _ *json.RawMessage) (any, error) {
-			conns <- r.Conn()
-			return nil, nil
-		})
-		a := rpctest.Connect(t, s.ServeStream)
-		a.Initialize(nil)
-		a.Call("x/grab", nil)
-		ca := <-conns
+		s, conns := grabEngine(2)
+		cls, cs := grabClients(t, s, conns, 1)
+		a, ca := cls[0], cs[0]
 		// B reads only when the test says so.
 		srvEnd, bEnd := transport.Pipe(1)
 		go s.ServeStream(srvEnd)
@@ -127,6 +121,7 @@ func bareThread(t *testing.T, subs ...*rpc.Conn) (*thread, *projection.Pending) 
 	t.Cleanup(func() { _ = sess.Shutdown(context.Background()) })
 	th := &thread{id: "th", sess: sess, log: zap.NewNop(), wake: make(chan struct{}, 1),
 		proj: projection.NewThread("th", protocol.StatusIdle()), subs: subs,
+		hooks: map[*rpc.Conn]func(){}, subGen: map[*rpc.Conn]uint64{},
 		turnRunning: true} // as the projected turn: no unload timer
 	th.room = sync.NewCond(&th.mu)
 	th.proj.Apply(core.Event{TurnID: "turn", Msg: core.TurnStarted{}})
@@ -139,26 +134,137 @@ func bareThread(t *testing.T, subs ...*rpc.Conn) (*thread, *projection.Pending) 
 	return nil, nil
 }
 
-// A request queued while a connection was subscribed, and delivered after
-// it unsubscribed, is not sent to it.
-func TestRequestNotSentToAConnectionThatLeft(t *testing.T) {
+// grabEngine is an engine with a method that hands the test the server
+// side of each connection that calls it.
+func grabEngine(queue int) (*rpc.Server, <-chan *rpc.Conn) {
 	s := rpc.New(rpc.Options{Limits: rpc.Limits{MaxInflightPerConnection: 8, MaxInflight: 64,
-		MaxMessageBytes: 1 << 20, OutboundQueueSize: 64, ShutdownTimeout: time.Second}})
-	conns := make(chan *rpc.Conn, 2)
+		MaxMessageBytes: 1 << 20, OutboundQueueSize: queue, ShutdownTimeout: time.Second}})
+	conns := make(chan *rpc.Conn, 4)
 	rpc.Handle(s, "x/grab", func(_ context.Context, r *rpc.Request, _ *json.RawMessage) (any, error) {
 		conns <- r.Conn()
 		return nil, nil
 	})
-	a, b := rpctest.Connect(t, s.ServeStream), rpctest.Connect(t, s.ServeStream)
-	a.Initialize(nil)
-	b.Initialize(nil)
-	a.Call("x/grab", nil)
-	b.Call("x/grab", nil)
-	ca, cb := <-conns, <-conns
-	th, req := bareThread(t, ca, cb)
+	return s, conns
+}
+
+// grabClients connects n clients to s and returns them with the server
+// side of their connections.
+func grabClients(t *testing.T, s *rpc.Server, conns <-chan *rpc.Conn, n int) ([]*rpctest.Client, []*rpc.Conn) {
+	var cls []*rpctest.Client
+	var cs []*rpc.Conn
+	for i := 0; i < n; i++ {
+		c := rpctest.Connect(t, s.ServeStream)
+		c.Initialize(nil)
+		c.Call("x/grab", nil)
+		cls, cs = append(cls, c), append(cs, <-conns)
+	}
+	return cls, cs
+}
+
+// A request queued while a connection was subscribed, and delivered after
+// it unsubscribed, is not sent to it.
+func TestRequestNotSentToAConnectionThatLeft(t *testing.T) {
+	s, conns := grabEngine(64)
+	cls, cs := grabClients(t, s, conns, 2)
+	th, req := bareThread(t, cs...)
 	queuedFor := th.subs
-	th.unsubscribe(cb)
+	th.unsubscribe(cs[1])
 	th.sendRequest(req, queuedFor, nil) // the delivery queued before
-	a.ReadUntil(method("item/tool/call"))
-	b.AssertNoMessage()
+	cls[0].ReadUntil(method("item/tool/call"))
+	cls[1].AssertNoMessage()
+}
+
+// A tentative subscription (turn/start's, before the core accepts the
+// turn) is undone when the turn is refused, but not when another request
+// of the same client subscribed it meanwhile, nor when it was subscribed
+// before.
+func TestTentativeSubscriptionUndo(t *testing.T) {
+	s, conns := grabEngine(64)
+	_, cs := grabClients(t, s, conns, 1)
+	c := cs[0]
+	th, _ := bareThread(t)
+	subscribed := func() bool {
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		return slices.Contains(th.subs, c)
+	}
+	undo := th.subscribeTentatively(c)
+	undo()
+	if subscribed() {
+		t.Fatal("a refused turn left its client subscribed")
+	}
+	undo = th.subscribeTentatively(c)
+	th.subscribe(c, true) // a resume of the same client, meanwhile
+	undo()
+	if !subscribed() {
+		t.Fatal("a refused turn undid another request's subscription")
+	}
+	th.subscribeTentatively(c)() // subscribed before: nothing to undo
+	if !subscribed() {
+		t.Fatal("a refused turn unsubscribed a client subscribed before it")
+	}
+}
+
+// A second shutdown (the unload timer racing thread/archive) returns only
+// once the first has finished: here the first waits for a subscriber that
+// does not read.
+func TestSecondShutdownWaitsForTheFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, conns := grabEngine(2)
+		srvEnd, bEnd := transport.Pipe(1)
+		go s.ServeStream(srvEnd)
+		for _, m := range []string{`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"b","version":"1"}}}`, `{"id":2,"method":"x/grab"}`} {
+			if err := bEnd.Write(context.Background(), []byte(m)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bEnd.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cb := <-conns
+		sess, err := core.NewSession(core.Config{ThreadID: "th", Cwd: t.TempDir(),
+			Client: model.NewClient(model.Provider{ID: "none", BaseURL: "http://127.0.0.1:1"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv := &service{cfg: config.Default(t.TempDir()), log: zap.NewNop()}
+		th := newThread(sv, loadSpec{id: "th", status: protocol.StatusIdle()}, sess)
+		th.subscribe(cb, false)
+		go func() { // B stops reading: its queue fills
+			for i := 0; i < 5; i++ {
+				cb.Notify("x/filler", nil)
+			}
+		}()
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		go th.shutdown(ctx, projection.Output{Method: "x/last"})
+		synctest.Wait() // the first shutdown waits for B
+		second := make(chan struct{})
+		go func() {
+			th.shutdown(ctx)
+			close(second)
+		}()
+		synctest.Wait()
+		select {
+		case <-second:
+			t.Fatal("the second shutdown returned while the first was still delivering")
+		default:
+		}
+		// B reads again: both shutdowns end.
+		go func() {
+			for {
+				if _, err := bEnd.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		<-second
+		select {
+		case <-th.stopped:
+		default:
+			t.Fatal("the second shutdown returned before the first had finished")
+		}
+		bEnd.Close()
+	})
 }

@@ -51,8 +51,9 @@ type thread struct {
 
 	// wake has a token when outq has outputs or the thread is ending.
 	wake chan struct{}
-	// pumpDone and deliverDone are closed when each goroutine has ended.
-	pumpDone, deliverDone chan struct{}
+	// pumpDone and deliverDone are closed when each goroutine has ended;
+	// stopped when shutdown has finished (the rollout closed).
+	pumpDone, deliverDone, stopped chan struct{}
 
 	// mu guards everything below.
 	mu sync.Mutex
@@ -66,6 +67,11 @@ type thread struct {
 	// hooks holds, for each connection whose close unsubscribes it, what
 	// unregisters that hook (when the thread ends first).
 	hooks map[*rpc.Conn]func()
+	// subGen numbers each subscriber's latest subscribe call (from subSeq),
+	// so that a tentative subscription is undone only if nobody
+	// subscribed the connection since.
+	subGen map[*rpc.Conn]uint64
+	subSeq uint64
 	// outq holds outputs waiting for delivery, in order.
 	outq []delivery
 	// unloadTimer fires when the thread has had no activity for the
@@ -113,9 +119,11 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		wake:        make(chan struct{}, 1),
 		pumpDone:    make(chan struct{}),
 		deliverDone: make(chan struct{}),
+		stopped:     make(chan struct{}),
 		meta:        ls.meta,
 		proj:        projection.NewThread(ls.id, ls.status),
 		hooks:       map[*rpc.Conn]func(){},
+		subGen:      map[*rpc.Conn]uint64{},
 	}
 	t.room = sync.NewCond(&t.mu)
 	t.mu.Lock()
@@ -274,6 +282,12 @@ func (t *thread) deliver(d delivery) {
 func (t *thread) subscribe(c *rpc.Conn, replay bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.subscribeLocked(c, replay)
+}
+
+func (t *thread) subscribeLocked(c *rpc.Conn, replay bool) bool {
+	t.subSeq++
+	t.subGen[c] = t.subSeq
 	was := slices.Contains(t.subs, c)
 	if !was {
 		t.subs = append(slices.Clip(t.subs), c)
@@ -307,20 +321,42 @@ func (t *thread) replayLocked(c *rpc.Conn) {
 	t.wakeDeliverer()
 }
 
+// subscribeTentatively subscribes c for a request that may still fail;
+// undo unsubscribes it again, unless it was subscribed already or has been
+// subscribed since (by another request of the same client).
+func (t *thread) subscribeTentatively(c *rpc.Conn) (undo func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.subscribeLocked(c, false) {
+		return func() {}
+	}
+	gen := t.subGen[c]
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.subGen[c] == gen {
+			t.unsubscribeLocked(c)
+		}
+	}
+}
+
 // unsubscribe removes c and withdraws the server requests it was sent; it
 // reports whether c was subscribed.
 func (t *thread) unsubscribe(c *rpc.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.unsubscribeLocked(c)
+}
+
+func (t *thread) unsubscribeLocked(c *rpc.Conn) bool {
+	delete(t.subGen, c)
 	i := slices.Index(t.subs, c)
 	if i < 0 {
 		return false
 	}
 	t.subs = slices.Delete(slices.Clone(t.subs), i, i+1)
 	for _, r := range t.proj.Requests() {
-		if rt := routeOf(r); rt != nil {
-			rt.drop(c)
-		}
+		t.withdrawLocked(r, c)
 	}
 	t.armUnloadLocked()
 	return true
@@ -384,13 +420,19 @@ func (t *thread) unloadIfIdle() {
 // shutdown stops the session (aborting a running turn) and closes the
 // rollout. The subscribers get the session's last events, then last. It
 // waits for their delivery until ctx ends (the rest is still delivered
-// afterwards); a second call does nothing.
+// afterwards). A second call waits for the first to finish, until its
+// own ctx ends.
 func (t *thread) shutdown(ctx context.Context, last ...projection.Output) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
+		select {
+		case <-t.stopped:
+		case <-ctx.Done():
+		}
 		return
 	}
+	defer close(t.stopped)
 	t.closed = true
 	t.last = last
 	t.stopUnloadTimerLocked()

@@ -279,7 +279,8 @@ func TestServerRequestFirstAnswerWins(t *testing.T) {
 }
 
 // A connection that unsubscribes while a request waits is withdrawn from
-// it: the request is settled by the others, and it hears nothing more.
+// it (told it is resolved for it): the request is settled by the others,
+// and it hears nothing more.
 func TestUnsubscribeWithdrawsServerRequest(t *testing.T) {
 	f := newFixture(t, nil)
 	a, b := f.client(), f.client()
@@ -291,6 +292,9 @@ func TestUnsubscribeWithdrawsServerRequest(t *testing.T) {
 	reqA := a.ReadUntil(method("item/commandExecution/requestApproval"))
 	reqB := b.ReadUntil(method("item/commandExecution/requestApproval"))
 	b.Call("thread/unsubscribe", map[string]any{"threadId": id})
+	if m := b.ReadUntil(method("serverRequest/resolved")); string(m.Params) != fmt.Sprintf(`{"threadId":%q,"requestId":%s}`, id, reqB.ID) {
+		t.Fatalf("withdrawn request: %s", m.Raw)
+	}
 	b.DropSkipped()
 	a.DropSkipped()
 	b.Answer(reqB.ID, map[string]any{"decision": "accept"}) // withdrawn: ignored

@@ -47,12 +47,10 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	// The result goes out before turn/started, and c is subscribed before
 	// the turn can start, so it misses none of it.
 	r.ResponseFirst()
-	was := t.subscribe(c, false)
+	undo := t.subscribeTentatively(c)
 	ack, err := t.sess.CallTraced(ctx, op, trace)
 	if err != nil {
-		if !was {
-			t.unsubscribe(c)
-		}
+		undo()
 		return nil, rejectErr(err)
 	}
 	t.replay(c)
