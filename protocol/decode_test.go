@@ -128,6 +128,11 @@ func TestExperimentalUse(t *testing.T) {
 		method, params, want string
 	}{
 		{"thread/start", `{"cwd":"/w","experimentalRawEvents":true}`, "thread/start.experimentalRawEvents"},
+		// A default value is no use: false for a boolean, null for anything.
+		{"thread/start", `{"cwd":"/w","experimentalRawEvents":false}`, ""},
+		{"thread/start", `{"experimentalRawEvents":null}`, ""},
+		{"thread/start", `{"dynamicTools":[]}`, "thread/start.dynamicTools"},
+		{"thread/items/list", `{"threadId":"t","deferOutput":{"mcpToolCall":false}}`, ""},
 		{"thread/start", `{"mockExperimentalField":"x"}`, "thread/start.mockExperimentalField"},
 		{"thread/start", `{"mockExperimentalField":null}`, ""},
 		{"thread/start", `{"dynamicTools":[{"type":"function","name":"f","description":"d","inputSchema":{}}]}`, "thread/start.dynamicTools"},

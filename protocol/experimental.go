@@ -9,7 +9,8 @@ import (
 
 // ExperimentalUse returns the descriptor of the first experimental field or
 // union variant set in raw params of m, in document order, or "" when none
-// is. A field that is present but null does not count. Descriptors:
+// is. A field that holds its default does not count, as in the reference:
+// null, or false for a boolean. Descriptors:
 //
 //	"<method>.<field>"           a top-level field: "thread/start.experimentalRawEvents"
 //	"<method>.<field>.<field>"   a nested field: "thread/items/list.deferOutput.mcpToolCall"
@@ -127,7 +128,7 @@ func (d *scanner) expObject(s, common *Shape, skipKey, path string) (string, err
 		switch {
 		case !ok || string(k) == skipKey:
 			err = d.skip()
-		case (f.Experimental || f.Gated) && d.peek() != 'n':
+		case (f.Experimental || f.Gated) && !d.atDefault(f.Shape):
 			return path + "." + f.Name, nil
 		default:
 			var use string
@@ -148,4 +149,19 @@ func (d *scanner) expObject(s, common *Shape, skipKey, path string) (string, err
 func lowerFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToLower(r)) + strings.Clone(s[n:])
+}
+
+// atDefault reports whether the value ahead is the default of a field of
+// shape s: null, or false for a boolean. It does not move.
+func (d *scanner) atDefault(s *Shape) bool {
+	switch d.peek() {
+	case 'n':
+		return true
+	case 'f':
+		for s.Kind == KindPointer {
+			s = s.Elem
+		}
+		return s.Kind == KindBool
+	}
+	return false
 }

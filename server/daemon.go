@@ -52,6 +52,12 @@ func New(cfg *config.Config, log *zap.Logger) *rpc.Server {
 	return s
 }
 
+// ConfigRequirements is what configRequirements/read answers, for
+// --print-startup-config.
+func ConfigRequirements() *protocol.ConfigRequirementsReadResponse {
+	return threads.ConfigRequirements()
+}
+
 // initializer answers initialize: who we are, and then a configWarning
 // for each problem found in the configuration.
 func initializer(cfg *config.Config) func(rpc.ClientInfo) (any, []rpc.Notification) {

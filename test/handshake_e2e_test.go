@@ -80,6 +80,10 @@ func TestExperimentalGating(t *testing.T) {
 		codeInvalidRequest, "askForApproval.granular requires experimentalApi capability")
 	WantError(t, plain.Call("collaborationMode/list", map[string]any{}),
 		codeInvalidRequest, "collaborationMode/list requires experimentalApi capability")
+	WantError(t, plain.Call("thread/items/list", map[string]any{"threadId": "0190e6b1-0000-7000-8000-000000000000", "deferOutput": map[string]any{"mcpToolCall": true}}),
+		codeInvalidRequest, "thread/items/list.deferOutput.mcpToolCall requires experimentalApi capability")
+	WantError(t, plain.Call("thread/start", map[string]any{"dynamicTools": []any{}}),
+		codeInvalidRequest, "thread/start.dynamicTools requires experimentalApi capability")
 	// Decoding comes before gating, as in the reference.
 	WantError(t, plain.Call("thread/start", map[string]any{"cwd": 123, "experimentalRawEvents": true}),
 		codeInvalidRequest, "Invalid request: invalid type: integer `123`, expected a string")
@@ -87,8 +91,11 @@ func TestExperimentalGating(t *testing.T) {
 	for _, m := range []Message{
 		exp.Call("thread/start", map[string]any{"experimentalRawEvents": true}),
 		exp.Call("collaborationMode/list", map[string]any{}),
-		// A gated field present but null does not count.
+		// A gated field that holds its default does not count: null, or
+		// false for a boolean (what SDKs send by default).
 		plain.Call("thread/start", map[string]any{"experimentalRawEvents": nil}),
+		plain.Call("thread/start", map[string]any{"experimentalRawEvents": false}),
+		plain.Call("thread/items/list", map[string]any{"threadId": "0190e6b1-0000-7000-8000-000000000000", "deferOutput": map[string]any{"mcpToolCall": false}}),
 	} {
 		if m.Error != nil && strings.Contains(m.Error.Message, "requires experimentalApi") {
 			t.Errorf("refused: %s", m.Raw)

@@ -69,6 +69,8 @@ type Options struct {
 	TestHooks bool
 	// Command is the subcommand (default "serve").
 	Command string
+	// Args are more arguments, after the harness's own.
+	Args []string
 	// NoWait skips waiting for the listeners to be logged (for tests of
 	// startup failures).
 	NoWait bool
@@ -118,6 +120,7 @@ func Start(t testing.TB, o Options) *Daemon {
 	for _, c := range o.Config {
 		args = append(args, "--config", c)
 	}
+	args = append(args, o.Args...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(filteredEnv(), o.Env...)
 	if o.TestHooks {
@@ -195,7 +198,7 @@ func (d *Daemon) known(url string) bool {
 func filteredEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "AGENTD_") {
+		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "AGENTD_") || strings.HasPrefix(kv, "CODEX_HOME=") {
 			continue
 		}
 		out = append(out, kv)

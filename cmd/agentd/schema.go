@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"os"
-
 	"github.com/agentd-dev/agentd/schema"
 	"github.com/spf13/cobra"
 )
@@ -14,12 +11,9 @@ func newSchemaCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schema --out DIR [--experimental]",
 		Short: "Write the protocol's JSON Schema to a directory",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return errors.New("--out DIR is required")
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			if err := outDir(out); err != nil {
 				return err
 			}
 			return schema.Write(out, experimental)

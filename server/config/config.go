@@ -71,6 +71,10 @@ type Config struct {
 	// default.
 	ReasoningSummary string
 
+	// Features are the feature flags set in [features] or with
+	// --enable/--disable, by name.
+	Features map[string]bool
+
 	// Server holds the daemon's own limits ([server]).
 	Server ServerLimits
 

@@ -12,7 +12,10 @@ type fileConfig struct {
 	SandboxWorkspaceWrite *workspaceWriteTable     `toml:"sandbox_workspace_write"`
 	ModelReasoningEffort  *string                  `toml:"model_reasoning_effort"`
 	ModelReasoningSummary *string                  `toml:"model_reasoning_summary"`
-	Server                *serverTable             `toml:"server"`
+	// Features are feature flags by name (--enable/--disable set them);
+	// names must be known ones (see KnownFeature).
+	Features map[string]bool `toml:"features"`
+	Server   *serverTable    `toml:"server"`
 }
 
 type providerTable struct {

@@ -20,8 +20,12 @@ import (
 // --home is not given.
 const HomeEnv = "AGENTD_HOME"
 
+// CodexHomeEnv is the reference's home variable: a Codex user who points
+// agentd at their Codex home gets its config, instructions and history.
+const CodexHomeEnv = "CODEX_HOME"
+
 // ResolveHome returns the absolute home directory: flag if not empty, else
-// $AGENTD_HOME, else ~/.agentd.
+// $AGENTD_HOME, else $CODEX_HOME, else ~/.agentd.
 func ResolveHome(flag string, getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -31,9 +35,12 @@ func ResolveHome(flag string, getenv func(string) string) (string, error) {
 		home = getenv(HomeEnv)
 	}
 	if home == "" {
+		home = getenv(CodexHomeEnv)
+	}
+	if home == "" {
 		user, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("cannot find a home directory (set --home or %s): %w", HomeEnv, err)
+			return "", fmt.Errorf("cannot find a home directory (set --home, %s or %s): %w", HomeEnv, CodexHomeEnv, err)
 		}
 		home = filepath.Join(user, ".agentd")
 	}
@@ -50,12 +57,15 @@ type Options struct {
 	// Getenv reads the environment (nil: os.Getenv). Used for API keys and
 	// the default provider choice.
 	Getenv func(string) string
+	// Strict makes an unknown key an error (an *UnknownFieldError naming
+	// the first one) rather than a warning.
+	Strict bool
 }
 
 // Load reads <home>/config.toml (a missing file is an empty one), applies
-// the overrides and resolves everything. Unknown keys become Warnings; a
-// malformed file, a value of the wrong type or an invalid value is an error
-// naming the key.
+// the overrides and resolves everything. Unknown keys become one Warning
+// per source (or, with Strict, an *UnknownFieldError); a malformed file, a
+// value of the wrong type or an invalid value is an error naming the key.
 func Load(opts Options) (*Config, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
@@ -75,6 +85,9 @@ func Load(opts Options) (*Config, error) {
 	}
 	var warnings []Warning
 	if unknown := unknownKeys(doc, reflect.TypeOf(fileConfig{})); len(unknown) > 0 {
+		if opts.Strict {
+			return nil, firstUnknownField(path, data, unknown)
+		}
 		warnings = append(warnings, unknownKeysWarning(path, unknown))
 	}
 
@@ -87,6 +100,9 @@ func Load(opts Options) (*Config, error) {
 		merge(overrides, t)
 	}
 	if unknown := unknownKeys(overrides, reflect.TypeOf(fileConfig{})); len(unknown) > 0 {
+		if opts.Strict {
+			return nil, &UnknownFieldError{File: "--config", Key: unknown[0]}
+		}
 		warnings = append(warnings, unknownKeysWarning("--config", unknown))
 	}
 	merge(doc, overrides)
@@ -258,6 +274,7 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		}
 	}
 
+	cfg.Features = fc.Features
 	if st := fc.Server; st != nil {
 		if err := applyServerTable(&cfg.Server, st); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,6 +171,59 @@ func TestUnknownKeysAreWarnings(t *testing.T) {
 	}
 }
 
+// Under --strict-config an unknown key is an error naming the first one in
+// the file, with its position, as the reference words it.
+func TestStrictConfigNamesTheUnknownKey(t *testing.T) {
+	home := writeConfig(t, "model = \"m\"\n\n[model_providers.x]\nbase_url = \"http://127.0.0.1:1\"\n  frobnicate = true\nbogus = 1\n")
+	_, err := Load(Options{Home: home, Getenv: env(), Strict: true})
+	var uf *UnknownFieldError
+	if !errors.As(err, &uf) {
+		t.Fatalf("got %v, want an UnknownFieldError", err)
+	}
+	want := filepath.Join(home, FileName) + ":5:3: unknown configuration field `model_providers.x.frobnicate`"
+	if err.Error() != want {
+		t.Fatalf("got %q\nwant %q", err, want)
+	}
+	home = writeConfig(t, "[tui]\nx = 1\n")
+	if _, err := Load(Options{Home: home, Getenv: env(), Strict: true}); err == nil || !strings.HasSuffix(err.Error(), ":1:1: unknown configuration field `tui`") {
+		t.Fatalf("unknown table: %v", err)
+	}
+	_, err = Load(Options{Home: t.TempDir(), Getenv: env(), Strict: true, Overrides: []string{"nope=1"}})
+	if err == nil || err.Error() != "--config: unknown configuration field `nope`" {
+		t.Fatalf("override: %v", err)
+	}
+	// Without --strict-config the same file loads, with a warning.
+	if cfg, err := Load(Options{Home: home, Getenv: env()}); err != nil || len(cfg.Warnings) != 1 {
+		t.Fatalf("lenient: %v %+v", err, cfg)
+	}
+}
+
+// [features] takes the reference's feature flags (--enable and --disable
+// set them); a name that is not a feature is an unknown key.
+func TestFeatures(t *testing.T) {
+	home := writeConfig(t, "[features]\nunified_exec = true\nnot_a_feature = true\n")
+	cfg, err := Load(Options{Home: home, Getenv: env(), Overrides: []string{"features.web_search_request=false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := cfg.Features["unified_exec"]; !ok || !v {
+		t.Errorf("features %v", cfg.Features)
+	}
+	if v, ok := cfg.Features["web_search_request"]; !ok || v {
+		t.Errorf("override: features %v", cfg.Features)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Summary, "`features.not_a_feature`") {
+		t.Fatalf("warnings %+v", cfg.Warnings)
+	}
+	_, err = Load(Options{Home: home, Getenv: env(), Strict: true})
+	if err == nil || !strings.HasSuffix(err.Error(), ":3:1: unknown configuration field `features.not_a_feature`") {
+		t.Fatalf("strict: %v", err)
+	}
+	if !KnownFeature("unified_exec") || KnownFeature("foo") {
+		t.Fatal("KnownFeature")
+	}
+}
+
 func TestMissingAPIKeyIsAWarning(t *testing.T) {
 	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env(), Overrides: []string{"model_provider=openai"}})
 	if err != nil {
@@ -218,9 +272,13 @@ func TestResolveHome(t *testing.T) {
 	if err != nil || got != dir {
 		t.Fatalf("flag: %q %v", got, err)
 	}
-	got, err = ResolveHome("", env(HomeEnv, dir))
+	got, err = ResolveHome("", env(HomeEnv, dir, CodexHomeEnv, "/codex"))
 	if err != nil || got != dir {
 		t.Fatalf("env: %q %v", got, err)
+	}
+	got, err = ResolveHome("", env(CodexHomeEnv, dir))
+	if err != nil || got != dir {
+		t.Fatalf("CODEX_HOME: %q %v", got, err)
 	}
 	got, err = ResolveHome("", env())
 	if err != nil || filepath.Base(got) != ".agentd" || !filepath.IsAbs(got) {

@@ -13,7 +13,13 @@ import (
 )
 
 func configRequirementsRead(context.Context, *rpc.Request, *protocol.Empty) (*protocol.ConfigRequirementsReadResponse, error) {
-	return &protocol.ConfigRequirementsReadResponse{}, nil
+	return ConfigRequirements(), nil
+}
+
+// ConfigRequirements is configRequirements/read's answer (and what
+// --print-startup-config prints): agentd has no managed requirements.
+func ConfigRequirements() *protocol.ConfigRequirementsReadResponse {
+	return &protocol.ConfigRequirementsReadResponse{}
 }
 
 // hooksList: agentd runs no hooks.

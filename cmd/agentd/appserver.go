@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server"
+	"github.com/agentd-dev/agentd/server/config"
+)
+
+// serveFlags are app-server's own flags: the reference's, with the same
+// meaning, plus several --listen at once.
+type serveFlags struct {
+	listen             []string
+	stdio              bool
+	printStartupConfig bool
+	// Accepted for the reference's launchers; see docs/compatibility.md.
+	analyticsDefaultEnabled bool
+	startupSignOut          bool
+	startupClientInfo       string
+	cloudSkillsSnapshot     string
+	codeModeHost            string
+}
+
+func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: "Serve the app-server protocol",
+		Long: `Serve the app-server protocol on every --listen URL at once:
+  stdio://         newline-delimited JSON on stdin/stdout (the default; also --stdio)
+  ws://IP:PORT     WebSocket; port 0 picks a free port (the bound address is logged)
+  unix://[PATH]    WebSocket over a Unix socket (mode 0600); without PATH,
+                   <home>/app-server-control/app-server-control.sock
+  off              no transport of its own (an error unless another is given)
+SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serve(g, f, cmd.Flags().Changed("listen"))
+		},
+	}
+	if name == "app-server" {
+		cmd.Short = "Serve the app-server protocol (the reference's name for serve)"
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.listen, "listen", []string{"stdio://"}, "listen URL: stdio://, ws://IP:PORT, unix://[PATH] or off; repeatable")
+	fl.BoolVar(&f.stdio, "stdio", false, "serve stdio (the same as --listen stdio://)")
+	fl.BoolVar(&f.printStartupConfig, "print-startup-config", false, "check the configuration, print the startup requirements as JSON and exit")
+	fl.BoolVar(&f.analyticsDefaultEnabled, "analytics-default-enabled", false, "accepted for IDE launchers; agentd sends no analytics")
+	fl.BoolVar(&f.startupSignOut, "startup-sign-out", false, "accepted; agentd has no managed sign-in to sign out of")
+	fl.StringVar(&f.startupClientInfo, "startup-client-info", "", "accepted: ClientInfo JSON (checked, then unused)")
+	fl.StringVar(&f.cloudSkillsSnapshot, "cloud-skills-snapshot", "", "accepted and ignored: agentd has no cloud skills")
+	fl.StringVar(&f.codeModeHost, "code-mode-host", "", "accepted and ignored: agentd has no code mode")
+	if name == "app-server" {
+		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
+	}
+	return cmd
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q for %q", args[0], cmd.CommandPath())}
+	}
+	return nil
+}
+
+// listenURLs resolves --listen and --stdio into the URLs to serve:
+// stdio when nothing else is asked for; "off" adds nothing.
+func (f *serveFlags) listenURLs(listenGiven bool) ([]string, error) {
+	var urls []string
+	if listenGiven {
+		urls = append(urls, f.listen...)
+	}
+	if f.stdio || !listenGiven {
+		urls = append(urls, "stdio://")
+	}
+	seen := map[string]bool{"off": true}
+	urls = slices.DeleteFunc(urls, func(u string) bool {
+		dup := seen[u]
+		seen[u] = true
+		return dup
+	})
+	if len(urls) == 0 {
+		return nil, errors.New("no transport configured; use --listen")
+	}
+	return urls, nil
+}
+
+func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
+	opts, err := g.configOptions()
+	if err != nil {
+		return err
+	}
+	if f.startupClientInfo != "" {
+		var ci protocol.ClientInfo
+		if err := json.Unmarshal([]byte(f.startupClientInfo), &ci); err != nil {
+			return usageError{fmt.Errorf("--startup-client-info: %v", err)}
+		}
+	}
+	if f.printStartupConfig {
+		return printStartupConfig(opts)
+	}
+	listen, err := f.listenURLs(listenGiven)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(g.logLevel, g.logFormat)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	if err := os.MkdirAll(opts.Home, 0o700); err != nil {
+		return fmt.Errorf("creating home directory: %w", err)
+	}
+	cfg, err := config.Load(opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("config warning: "+w.Summary, zap.String("details", w.Details))
+	}
+	if f.cloudSkillsSnapshot != "" {
+		log.Warn("ignoring --cloud-skills-snapshot: agentd has no cloud skills", zap.String("path", f.cloudSkillsSnapshot))
+	}
+	if f.codeModeHost != "" {
+		log.Warn("ignoring --code-mode-host: agentd has no code mode", zap.String("url", f.codeModeHost))
+	}
+	log.Info("starting agentd", zap.String("version", server.Version), zap.String("home", opts.Home),
+		zap.String("provider", cfg.Provider.ID), zap.String("model", cfg.Model))
+
+	srv := server.New(cfg, log)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := srv.Listen(ctx, listen); err != nil {
+		return err
+	}
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		log.Info("received "+sig.String()+"; shutting down gracefully (send it again to exit now)",
+			zap.Duration("timeout", cfg.Server.ShutdownTimeout))
+		cancel()
+		sig = <-sigs
+		log.Warn("received " + sig.String() + " again; exiting now")
+		srv.CloseListeners()
+		_ = log.Sync()
+		os.Exit(0)
+	}()
+	return srv.Serve(ctx)
+}
+
+// printStartupConfig loads the configuration and prints what the
+// reference prints for --print-startup-config: the version and the
+// startup requirements, or the configuration's error as a JSON-RPC error
+// (and exits 1).
+func printStartupConfig(opts config.Options) error {
+	out := json.NewEncoder(os.Stdout)
+	out.SetEscapeHTML(false)
+	if _, err := config.Load(opts); err != nil {
+		data := map[string]any{"reason": "configLoad", "detail": err.Error()}
+		var uf *config.UnknownFieldError
+		if errors.As(err, &uf) {
+			data["filePath"] = uf.File
+			if uf.Line > 0 {
+				data["line"], data["column"] = uf.Line, uf.Column
+			}
+		}
+		_ = out.Encode(map[string]any{"error": map[string]any{
+			"code": protocol.CodeInvalidRequest, "message": "failed to load configuration: " + err.Error(), "data": data,
+		}})
+		fmt.Fprintln(os.Stderr, "agentd: startup configuration unavailable")
+		return exitCode(1)
+	}
+	return out.Encode(map[string]any{"appServerVersion": server.Version, "configRequirements": server.ConfigRequirements()})
+}

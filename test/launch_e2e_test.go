@@ -1,0 +1,278 @@
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// launch runs the binary with args in a new home (through AGENTD_HOME,
+// as an IDE would not pass --home) and returns the command, its stdin and
+// its stdout.
+func launch(t *testing.T, home string, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(Binary(), args...)
+	cmd.Env = append(filteredEnv(), "AGENTD_HOME="+home)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		outR.Close()
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	})
+	return cmd, in, bufio.NewReader(outR)
+}
+
+// The launch lines IDE extensions use for `codex app-server` start agentd,
+// which answers over stdio and exits at stdin's end; -c works after the
+// subcommand, --enable is -c features.<name>=true.
+func TestIDELaunchLines(t *testing.T) {
+	for _, args := range [][]string{
+		{"app-server", "--analytics-default-enabled"},
+		{"app-server", "--stdio", "-c", `model="from-flag"`, "--enable", "unified_exec", "--disable", "web_search_request"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			home := t.TempDir()
+			cmd, in, out := launch(t, home, args...)
+			io.WriteString(in, `{"id":1,"method":"initialize","params":{"clientInfo":{"name":"vscode","version":"1"}}}`+"\n")
+			io.WriteString(in, `{"id":2,"method":"config/read","params":{}}`+"\n")
+			for id := 1; id <= 2; id++ {
+				line, err := out.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m struct {
+					ID     int             `json:"id"`
+					Result json.RawMessage `json:"result"`
+				}
+				if json.Unmarshal([]byte(line), &m) != nil || m.ID != id || m.Result == nil {
+					t.Fatalf("answer %d: %s", id, line)
+				}
+				if id == 2 && slicesContains(args, "-c") && !strings.Contains(string(m.Result), `"model":"from-flag"`) {
+					t.Fatalf("-c after the subcommand not applied: %s", m.Result)
+				}
+			}
+			in.Close()
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("exit: %v", err)
+			}
+		})
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// run runs the binary to completion and returns its exit code, stdout and
+// stderr.
+func run(t *testing.T, home string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(Binary(), args...)
+	cmd.Env = append(filteredEnv(), "AGENTD_HOME="+home)
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// Command-line mistakes exit with 2 and say what is wrong; --listen off
+// alone has nothing to serve; an unknown feature is named.
+func TestCommandLineErrors(t *testing.T) {
+	home := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"app-server", "--bogus"}, 2, "unknown flag: --bogus"},
+		{[]string{"app-server", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"nosuchcommand"}, 2, "unknown command"},
+		{[]string{"app-server", "generate-ts"}, 2, "--out DIR is required"},
+		{[]string{"app-server", "--listen", "off"}, 1, "no transport configured; use --listen"},
+		{[]string{"app-server", "--enable", "no_such_feature"}, 1, "Unknown feature flag: no_such_feature"},
+	} {
+		code, _, stderr := run(t, home, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.says)
+		}
+	}
+}
+
+// --strict-config refuses a config.toml with a key agentd does not know,
+// naming the file, the position and the key; without it the daemon starts.
+// --print-startup-config says the same as JSON, or prints the version and
+// the requirements.
+func TestStrictAndStartupConfig(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "config.toml")
+	code, stdout, _ := run(t, home, "app-server", "--print-startup-config")
+	var ok struct {
+		Version      string          `json:"appServerVersion"`
+		Requirements json.RawMessage `json:"configRequirements"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &ok) != nil || !strings.HasPrefix(ok.Version, "0.") || ok.Requirements == nil {
+		t.Fatalf("print-startup-config: exit %d, %q", code, stdout)
+	}
+	if err := os.WriteFile(path, []byte("model = \"m\"\nbogus_key = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := path + ":2:1: unknown configuration field `bogus_key`"
+	code, _, stderr := run(t, home, "app-server", "--strict-config")
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("strict: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+	code, stdout, _ = run(t, home, "app-server", "--strict-config", "--print-startup-config")
+	var bad struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Reason   string `json:"reason"`
+				FilePath string `json:"filePath"`
+				Line     int    `json:"line"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if code != 1 || json.Unmarshal([]byte(stdout), &bad) != nil || bad.Error.Code != -32600 ||
+		bad.Error.Message != "failed to load configuration: "+want || bad.Error.Data.FilePath != path || bad.Error.Data.Line != 2 {
+		t.Fatalf("strict print-startup-config: exit %d, %s", code, stdout)
+	}
+	// Not strict: a warning, and the daemon serves.
+	d := Start(t, Options{Home: home, Command: "app-server"})
+	d.Stdio().Initialize("lenient", nil)
+}
+
+// generate-json-schema writes the bundle under the reference's names;
+// generate-ts writes one declaration file per type and an index, which a
+// TypeScript compiler accepts when one is at hand.
+func TestGenerateSchemaAndTypeScript(t *testing.T) {
+	home, out := t.TempDir(), t.TempDir()
+	if code, _, stderr := run(t, home, "app-server", "generate-json-schema", "--out", out, "--experimental"); code != 0 {
+		t.Fatalf("generate-json-schema: %d %s", code, stderr)
+	}
+	for _, name := range []string{"codex_app_server_protocol.schemas.json", "codex_app_server_protocol.v2.schemas.json"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil || !json.Valid(b) || !bytes.Contains(b, []byte(`"collaborationMode/list"`)) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	ts := t.TempDir()
+	if code, _, stderr := run(t, home, "app-server", "generate-ts", "--out", ts); code != 0 {
+		t.Fatalf("generate-ts: %d %s", code, stderr)
+	}
+	index, err := os.ReadFile(filepath.Join(ts, "index.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(ts, "ThreadStatus.ts"))
+	if err != nil || !bytes.Contains(b, []byte(`export type ThreadStatus = { type: "notLoaded", } | { type: "idle", } | { type: "systemError", } | { activeFlags: Array<ThreadActiveFlag>, type: "active", };`)) ||
+		!bytes.Contains(b, []byte(`import type { ThreadActiveFlag } from "./ThreadActiveFlag";`)) || !bytes.Contains(index, []byte(`export type { ThreadStatus } from "./ThreadStatus";`)) {
+		t.Fatalf("ThreadStatus.ts: %v\n%s", err, b)
+	}
+	tsc := os.Getenv("AGENTD_TSC")
+	if tsc == "" {
+		tsc, _ = exec.LookPath("tsc")
+	}
+	if tsc == "" {
+		t.Log("no TypeScript compiler (set AGENTD_TSC or put tsc on PATH): the declarations are not compiled")
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(ts, "*.ts"))
+	cmd := exec.Command(tsc, append([]string{"--noEmit", "--strict", "--isolatedModules"}, files...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+}
+
+// stdioConn is a net.Conn over a child's stdin and stdout.
+type stdioConn struct {
+	io.Reader
+	io.WriteCloser
+}
+
+func (stdioConn) LocalAddr() net.Addr              { return &net.UnixAddr{Name: "proxy", Net: "unix"} }
+func (stdioConn) RemoteAddr() net.Addr             { return &net.UnixAddr{Name: "proxy", Net: "unix"} }
+func (stdioConn) SetDeadline(time.Time) error      { return nil }
+func (stdioConn) SetReadDeadline(time.Time) error  { return nil }
+func (stdioConn) SetWriteDeadline(time.Time) error { return nil }
+
+// `app-server proxy` pipes stdio to a running daemon's Unix socket: a
+// client speaks WebSocket through it, as remote front ends do over SSH.
+func TestProxyToARunningDaemon(t *testing.T) {
+	home := shortTempDir(t)
+	Start(t, Options{Home: home, Listen: []string{"unix://"}})
+	cmd, in, out := launch(t, home, "app-server", "proxy")
+	conn := stdioConn{Reader: out, WriteCloser: in}
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws://localhost/", &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil },
+	}}})
+	if err != nil {
+		t.Fatalf("websocket through the proxy: %v", err)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"ssh","version":"1"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := ws.Read(ctx)
+	if err != nil || !bytes.Contains(msg, []byte(`"userAgent":"ssh/`)) {
+		t.Fatalf("initialize through the proxy: %s %v", msg, err)
+	}
+	ws.Close(websocket.StatusNormalClosure, "")
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("proxy exit: %v", err)
+		}
+	case <-time.After(WaitTimeout):
+		t.Fatal("the proxy did not exit when both ends were done")
+	}
+	// Without a daemon the proxy says so.
+	code, _, stderr := run(t, t.TempDir(), "app-server", "proxy")
+	if code != 1 || !strings.Contains(stderr, "cannot connect to the app-server socket") {
+		t.Fatalf("no daemon: exit %d, %q", code, stderr)
+	}
+}
