@@ -64,6 +64,7 @@ func (g *globalFlags) configOptions() (config.Options, error) {
 	}{{g.enable, true}, {g.disable, false}} {
 		for _, name := range set.names {
 			if !config.KnownFeature(name) {
+				//lint:ignore ST1005 the reference's text
 				return config.Options{}, fmt.Errorf("Unknown feature flag: %s", name)
 			}
 			overrides = append(overrides, fmt.Sprintf("features.%s=%v", name, set.value))
