@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/projectdoc"
 )
 
 // baseInstructions is agentd's own system text, sent as the first
@@ -27,6 +28,24 @@ How to work:
 - When you are done, reply briefly: what changed, where, and anything the user should check. Do not paste whole files back.`
 
 // environmentContext describes the turn's environment to the model.
+// projectDocText frames the user's AGENTS.md instructions as Codex sends
+// them: the home's text, then the project's, under a header that names
+// the working directory when the project has some.
+func projectDocText(d projectdoc.Doc, cwd string) string {
+	if d.Empty() {
+		return ""
+	}
+	header, body := "# AGENTS.md instructions", d.Home
+	if d.Project != "" {
+		header += " for " + cwd
+		if body != "" {
+			body += "\n\n--- project-doc ---\n\n"
+		}
+		body += d.Project
+	}
+	return header + "\n\n<INSTRUCTIONS>\n" + body + "\n</INSTRUCTIONS>"
+}
+
 func environmentContext(tc TurnContext, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("<environment_context>\n")

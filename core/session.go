@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/projectdoc"
 )
 
 // SubmissionQueueCapacity bounds the inbound river. A full queue makes
@@ -49,7 +50,10 @@ type Config struct {
 	// BaseInstructions replace the built-in instructions when set.
 	BaseInstructions      string
 	DeveloperInstructions string
-	DynamicTools          []DynamicToolSpec
+	// ProjectDoc holds the user's AGENTS.md instructions, sent with the
+	// first environment context.
+	ProjectDoc   projectdoc.Doc
+	DynamicTools []DynamicToolSpec
 
 	Originator string
 	UserAgent  string

@@ -330,9 +330,10 @@ func (s *Session) runRegularTurn(t *turn, first steerInput) {
 // stopped the previous one.
 const interruptedMarker = "<turn_aborted>\nThe user interrupted the previous turn. Work in it may be incomplete; do not assume it finished.\n</turn_aborted>"
 
-// recordContext puts the developer instructions and the environment
-// context in the history when the thread has none yet, or when the
-// environment changed since the last turn.
+// recordContext puts the developer instructions, the user's AGENTS.md
+// instructions and the environment context in the history when the thread
+// has none yet (the environment context again when it changed since the
+// last turn).
 func (s *Session) recordContext(t *turn) {
 	var items []model.ResponseItem
 	if !s.envSent {
@@ -347,7 +348,12 @@ func (s *Session) recordContext(t *turn) {
 	}
 	env := environmentContext(t.tc, s.cfg.Now())
 	if !s.envSent || env != s.lastEnv {
-		items = append(items, model.NewTextMessage(newMessageID(), "user", env))
+		var parts []model.ContentPart
+		if doc := projectDocText(s.cfg.ProjectDoc, t.tc.Cwd); doc != "" && !s.envSent {
+			parts = append(parts, model.ContentPart{Type: "input_text", Text: doc})
+		}
+		parts = append(parts, model.ContentPart{Type: "input_text", Text: env})
+		items = append(items, model.NewMessage(newMessageID(), "user", parts...))
 		s.lastEnv = env
 	}
 	s.envSent = true

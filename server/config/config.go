@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/projectdoc"
 )
 
 // FileName is the configuration file's name inside the home directory.
@@ -71,6 +72,20 @@ type Config struct {
 	// default.
 	ReasoningSummary string
 
+	// DeveloperInstructions (developer_instructions) are given to the
+	// model after its base instructions, unless a thread sets its own.
+	DeveloperInstructions string
+	// ModelInstructionsFile (model_instructions_file, absolute or relative
+	// to the home) replaces the base instructions with its text, read for
+	// each new thread, unless a thread sets its own.
+	ModelInstructionsFile string
+	// ProjectDocMaxBytes (project_doc_max_bytes), ProjectDocFallbackNames
+	// (project_doc_fallback_filenames) and ProjectRootMarkers
+	// (project_root_markers) shape the search for AGENTS.md files.
+	ProjectDocMaxBytes      int
+	ProjectDocFallbackNames []string
+	ProjectRootMarkers      []string
+
 	// Features are the feature flags set in [features] or with
 	// --enable/--disable, by name.
 	Features map[string]bool
@@ -129,12 +144,14 @@ func DefaultLimits() ServerLimits {
 func Default(home string) *Config {
 	providers := builtinProviders(func(string) string { return "" })
 	return &Config{
-		Home:           home,
-		Model:          DemoModel,
-		Provider:       providers[DemoProviderID],
-		Providers:      providers,
-		ApprovalPolicy: policy.ApprovalOnRequest,
-		Sandbox:        policy.ReadOnly(),
-		Server:         DefaultLimits(),
+		Home:               home,
+		Model:              DemoModel,
+		Provider:           providers[DemoProviderID],
+		Providers:          providers,
+		ApprovalPolicy:     policy.ApprovalOnRequest,
+		Sandbox:            policy.ReadOnly(),
+		Server:             DefaultLimits(),
+		ProjectDocMaxBytes: projectdoc.DefaultMaxBytes,
+		ProjectRootMarkers: projectdoc.DefaultRootMarkers,
 	}
 }

@@ -12,6 +12,12 @@ type fileConfig struct {
 	SandboxWorkspaceWrite *workspaceWriteTable     `toml:"sandbox_workspace_write"`
 	ModelReasoningEffort  *string                  `toml:"model_reasoning_effort"`
 	ModelReasoningSummary *string                  `toml:"model_reasoning_summary"`
+	// Instructions: see Config.
+	DeveloperInstructions       *string  `toml:"developer_instructions"`
+	ModelInstructionsFile       *string  `toml:"model_instructions_file"`
+	ProjectDocMaxBytes          *int64   `toml:"project_doc_max_bytes"`
+	ProjectDocFallbackFilenames []string `toml:"project_doc_fallback_filenames"`
+	ProjectRootMarkers          []string `toml:"project_root_markers"`
 	// Features are feature flags by name (--enable/--disable set them);
 	// names must be known ones (see KnownFeature).
 	Features map[string]bool `toml:"features"`

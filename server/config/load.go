@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -275,6 +276,27 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 	}
 
 	cfg.Features = fc.Features
+	if fc.DeveloperInstructions != nil {
+		cfg.DeveloperInstructions = *fc.DeveloperInstructions
+	}
+	if fc.ModelInstructionsFile != nil && *fc.ModelInstructionsFile != "" {
+		cfg.ModelInstructionsFile = *fc.ModelInstructionsFile
+		if !filepath.IsAbs(cfg.ModelInstructionsFile) {
+			cfg.ModelInstructionsFile = filepath.Join(home, cfg.ModelInstructionsFile)
+		}
+	}
+	cfg.ProjectDocMaxBytes = projectdoc.DefaultMaxBytes
+	if v := fc.ProjectDocMaxBytes; v != nil {
+		if *v < 0 {
+			return nil, fmt.Errorf("config key `project_doc_max_bytes` must not be negative, got %d", *v)
+		}
+		cfg.ProjectDocMaxBytes = int(*v)
+	}
+	cfg.ProjectDocFallbackNames = fc.ProjectDocFallbackFilenames
+	cfg.ProjectRootMarkers = projectdoc.DefaultRootMarkers
+	if fc.ProjectRootMarkers != nil {
+		cfg.ProjectRootMarkers = fc.ProjectRootMarkers
+	}
 	if st := fc.Server; st != nil {
 		if err := applyServerTable(&cfg.Server, st); err != nil {
 			return nil, err

@@ -72,5 +72,5 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		r.Then("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: id, TurnID: u.TurnID, TokenUsage: projection.TokenUsage(u.Info)})
 	}
 	r.Then("thread/started", protocol.ThreadStartedNotification{Thread: started})
-	return sv.startResponse(wire, st), nil
+	return sv.startResponse(t, wire, st), nil
 }

@@ -51,6 +51,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	cfg.Summary = st.summary
 	cfg.BaseInstructions = st.baseInstructions
 	cfg.DeveloperInstructions = st.developerInstructions
+	cfg.ProjectDoc = sv.projectDoc(st.cwd)
 	cfg.DynamicTools = ls.tools
 	cfg.Originator = ls.meta.originator
 	cfg.History = ls.history
@@ -62,6 +63,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 		return nil, protocol.InvalidRequest("%v", err)
 	}
 	t = newThread(sv, ls, sess)
+	t.instructionSources = cfg.ProjectDoc.Sources
 	sv.threads.add(t)
 	return t, nil
 }

@@ -54,7 +54,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	if u := rt.TokenUsage; u != nil {
 		r.Then("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: id, TurnID: u.TurnID, TokenUsage: projection.TokenUsage(u.Info)})
 	}
-	return sv.resumeResponse(wire, st), nil
+	return sv.resumeResponse(t, wire, st), nil
 }
 
 // joinLoaded subscribes c to a thread that is already loaded (a second
@@ -83,5 +83,5 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 	// thread's events.
 	r.ResponseFirst()
 	t.subscribe(c, true)
-	return sv.resumeResponse(wire, st), nil
+	return sv.resumeResponse(t, wire, st), nil
 }

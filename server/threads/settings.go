@@ -1,10 +1,15 @@
 package threads
 
 import (
+	"os"
+	"strings"
+
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
+	"go.uber.org/zap"
 )
 
 // threadSettings are what a thread runs with, resolved from the daemon's
@@ -23,14 +28,44 @@ type threadSettings struct {
 // defaultSettings are the configuration's settings, in the daemon's cwd.
 func (sv *service) defaultSettings() threadSettings {
 	return threadSettings{
-		model:    sv.cfg.Model,
-		provider: sv.cfg.Provider,
-		cwd:      sv.cwd,
-		approval: sv.cfg.ApprovalPolicy,
-		sandbox:  sv.cfg.Sandbox,
-		effort:   sv.cfg.ReasoningEffort,
-		summary:  sv.cfg.ReasoningSummary,
+		model:                 sv.cfg.Model,
+		provider:              sv.cfg.Provider,
+		cwd:                   sv.cwd,
+		approval:              sv.cfg.ApprovalPolicy,
+		sandbox:               sv.cfg.Sandbox,
+		effort:                sv.cfg.ReasoningEffort,
+		summary:               sv.cfg.ReasoningSummary,
+		baseInstructions:      sv.modelInstructions(),
+		developerInstructions: sv.cfg.DeveloperInstructions,
 	}
+}
+
+// modelInstructions is model_instructions_file's text (read for each new
+// thread, trimmed), or "" for agentd's own base instructions.
+func (sv *service) modelInstructions() string {
+	path := sv.cfg.ModelInstructionsFile
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		sv.log.Warn("model_instructions_file cannot be read; using the built-in instructions", zap.String("path", path), zap.Error(err))
+		return ""
+	}
+	return strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+}
+
+// projectDoc finds the user's AGENTS.md instructions for a thread in cwd,
+// as configured; what it could not use is logged.
+func (sv *service) projectDoc(cwd string) projectdoc.Doc {
+	d := projectdoc.Load(cwd, projectdoc.Options{
+		Home: sv.cfg.Home, MaxBytes: sv.cfg.ProjectDocMaxBytes,
+		RootMarkers: sv.cfg.ProjectRootMarkers, FallbackNames: sv.cfg.ProjectDocFallbackNames,
+	})
+	for _, w := range d.Warnings {
+		sv.log.Warn("project instructions: "+w, zap.String("cwd", cwd))
+	}
+	return d
 }
 
 // overrides are the settings a client may set on thread/start, resume and

@@ -80,7 +80,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	t.subscribe(c, true)
 	wire := t.wire(false)
 	r.Then("thread/started", protocol.ThreadStartedNotification{Thread: wire})
-	return sv.startResponse(wire, st), nil
+	return sv.startResponse(t, wire, st), nil
 }
 
 func (sv *service) threadUnsubscribe(_ context.Context, r *rpc.Request, p *protocol.ThreadIDParams) (*protocol.ThreadUnsubscribeResponse, error) {

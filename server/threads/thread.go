@@ -48,6 +48,8 @@ type thread struct {
 	log  *zap.Logger
 	// rawEvents: started with experimentalRawEvents.
 	rawEvents bool
+	// instructionSources are the AGENTS.md files the thread was given.
+	instructionSources []string
 
 	// wake has a token when outq has outputs or the thread is ending.
 	wake chan struct{}

@@ -83,8 +83,8 @@ func metaOf(rt *rollout.Thread) threadMeta {
 	return m
 }
 
-// startResponse is the result of thread/start and thread/fork.
-func (sv *service) startResponse(th protocol.Thread, st threadSettings) *protocol.ThreadStartResponse {
+// startResponse is the result of thread/start and thread/fork for t.
+func (sv *service) startResponse(t *thread, th protocol.Thread, st threadSettings) *protocol.ThreadStartResponse {
 	var effort *protocol.ReasoningEffort
 	if st.effort != "" {
 		e := protocol.ReasoningEffort(st.effort)
@@ -97,7 +97,7 @@ func (sv *service) startResponse(th protocol.Thread, st threadSettings) *protoco
 		DisabledPluginIDs:     protocol.List[string]{},
 		Cwd:                   protocol.AbsPath(st.cwd),
 		RuntimeWorkspaceRoots: protocol.List[protocol.AbsPath]{protocol.AbsPath(st.cwd)},
-		InstructionSources:    protocol.List[string]{},
+		InstructionSources:    protocol.List[string](append([]string{}, t.instructionSources...)),
 		ApprovalPolicy:        projection.ApprovalPolicy(st.approval),
 		ApprovalsReviewer:     protocol.ReviewerUser,
 		Sandbox:               projection.SandboxPolicy(st.sandbox),
@@ -106,8 +106,8 @@ func (sv *service) startResponse(th protocol.Thread, st threadSettings) *protoco
 	}
 }
 
-func (sv *service) resumeResponse(th protocol.Thread, st threadSettings) *protocol.ThreadResumeResponse {
-	s := sv.startResponse(th, st)
+func (sv *service) resumeResponse(t *thread, th protocol.Thread, st threadSettings) *protocol.ThreadResumeResponse {
+	s := sv.startResponse(t, th, st)
 	return &protocol.ThreadResumeResponse{
 		Thread: s.Thread, Model: s.Model, ModelProvider: s.ModelProvider, ServiceTier: s.ServiceTier,
 		DisabledPluginIDs: s.DisabledPluginIDs, Cwd: s.Cwd, RuntimeWorkspaceRoots: s.RuntimeWorkspaceRoots,
