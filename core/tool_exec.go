@@ -179,7 +179,7 @@ func (s *Session) runExecCommand(ctx context.Context, t *turn, c *toolCall) mode
 	}
 	res, err := s.execute(ctx, t, c, &item, argv, cwd, args, dec.Sandboxed)
 	if err == nil && dec.Sandboxed && !res.Running && policy.LikelySandboxDenial(res.ExitCode, res.Aggregated) {
-		res, err = s.retryUnsandboxed(ctx, t, c, &item, argv, cwd, args, res)
+		res, err = s.retryUnsandboxed(ctx, t, c, &item, argv, cwd, args, res, dec.Ask)
 	}
 	if err != nil && res == nil {
 		out := err.Error()
@@ -230,9 +230,11 @@ func (s *Session) launcher(p policy.SandboxPolicy) (*policy.Launcher, error) {
 	return l, nil
 }
 
-// retryUnsandboxed asks (when the policy says so) to rerun a command the
-// sandbox seems to have stopped, and reruns it without the sandbox.
-func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, argv []string, cwd string, args exec.ExecArgs, first *exec.Result) (*exec.Result, error) {
+// retryUnsandboxed reruns without the sandbox a command the sandbox seems
+// to have stopped, when the policy allows it. It asks first when the
+// policy says so, unless the user approved this very command already
+// (approved): one approval per command, as the reference asks.
+func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, argv []string, cwd string, args exec.ExecArgs, first *exec.Result, approved bool) (*exec.Result, error) {
 	dec := policy.DecideRetryAfterSandboxDenial(policy.ExecContext{
 		Policy: t.tc.ApprovalPolicy, Sandbox: t.tc.Sandbox, Argv: argv, Approved: s.approvals,
 		SandboxAvailable: s.sandboxCaps().Supports(t.tc.Sandbox),
@@ -240,7 +242,7 @@ func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, it
 	if !dec.Retry {
 		return first, nil
 	}
-	if dec.Ask {
+	if dec.Ask && !approved {
 		ch := t.await(c.callID)
 		s.emit(t.subID, t.id, ExecApprovalRequest{
 			CallID: c.callID, Command: argv, Cwd: cwd, Reason: dec.Reason, Actions: item.Actions,

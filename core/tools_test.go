@@ -503,6 +503,33 @@ func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
 	}
 }
 
+// A command the user approved and the sandbox then stopped runs again
+// without the sandbox, without a second prompt: one approval per command.
+func TestApprovedCommandIsRetriedWithoutASecondPrompt(t *testing.T) {
+	caps := policy.Detect()
+	if !caps.Supports(policy.WorkspaceWrite()) {
+		t.Skipf("no sandbox on this host: %s", caps)
+	}
+	work, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "made")
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "touch "+target, nil))}, script{events: textEvents("msg_1", "ok")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.Cwd, cfg.ApprovalPolicy = work, policy.ApprovalUntrusted
+		cfg.Sandbox = policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(isMsg[ExecApprovalRequest])
+	s.Call(ctx10(t), OpExecApproval{CallID: "call_1", Decision: Decision{Kind: DecisionAccept}})
+	evs := col.waitFor(turnEnded)
+	if n := len(eventsOf[ExecApprovalRequest](evs)); n != 1 {
+		t.Fatalf("%d approval requests for one command, want 1", n)
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Fatalf("the approved command did not run outside the sandbox: %v", err)
+	}
+}
+
 // An interrupt kills a running command and its children.
 func TestInterruptKillsRunningCommand(t *testing.T) {
 	dir := t.TempDir()
