@@ -14,6 +14,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/tools/exec"
 )
 
 // SubmissionQueueCapacity bounds the inbound river. A full queue makes
@@ -68,7 +69,10 @@ type Config struct {
 	// SandboxHelper is the executable serving the sandbox helper entry
 	// point; "" means this executable.
 	SandboxHelper string
-	Log           *zap.Logger
+	// ShellEnv shapes the environment of the commands the model and the
+	// user run (shell_environment_policy).
+	ShellEnv exec.EnvPolicy
+	Log      *zap.Logger
 	// Now and Sleep are the clock, replaceable in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error

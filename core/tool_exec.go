@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -210,7 +211,7 @@ func (s *Session) execute(ctx context.Context, t *turn, c *toolCall, item *Comma
 	}
 	s.emit(t.subID, t.id, ExecCommandBegin{CallID: c.callID, Command: argv, Cwd: cwd, Source: item.Source})
 	return s.exec.mgr.Start(ctx, exec.Request{
-		Argv: argv, Cwd: cwd, Env: exec.ModelEnv(args.TTY), TTY: args.TTY,
+		Argv: argv, Cwd: cwd, BaseEnv: s.commandEnv(), Env: exec.ModelEnv(args.TTY), TTY: args.TTY,
 		YieldTime: args.YieldTime, MaxOutputTokens: args.MaxOutputTokens, Sandbox: launcher,
 		OnOutput: func(stream string, chunk []byte) {
 			s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: c.callID, Stream: OutputStream(stream), Chunk: chunk})
@@ -312,4 +313,10 @@ func decisionKinds(names []string) []DecisionKind {
 		out = append(out, DecisionKind(n))
 	}
 	return out
+}
+
+// commandEnv is the environment a command of this thread starts from:
+// the daemon's, shaped by shell_environment_policy.
+func (s *Session) commandEnv() []string {
+	return s.cfg.ShellEnv.Environ(os.Environ(), s.cfg.ThreadID)
 }

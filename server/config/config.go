@@ -6,6 +6,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/tools/exec"
 )
 
 // FileName is the configuration file's name inside the home directory.
@@ -86,6 +87,10 @@ type Config struct {
 	ProjectDocFallbackNames []string
 	ProjectRootMarkers      []string
 
+	// ShellEnv is shell_environment_policy, with the providers' key
+	// variables hidden.
+	ShellEnv exec.EnvPolicy
+
 	// Features are the feature flags set in [features] or with
 	// --enable/--disable, by name.
 	Features map[string]bool
@@ -143,7 +148,9 @@ func DefaultLimits() ServerLimits {
 // a read-only sandbox.
 func Default(home string) *Config {
 	providers := builtinProviders(func(string) string { return "" })
+	shellEnv, _ := shellEnvPolicy(nil, providers)
 	return &Config{
+		ShellEnv:           shellEnv,
 		Home:               home,
 		Model:              DemoModel,
 		Provider:           providers[DemoProviderID],

@@ -22,6 +22,17 @@ type fileConfig struct {
 	// names must be known ones (see KnownFeature).
 	Features map[string]bool `toml:"features"`
 	Server   *serverTable    `toml:"server"`
+
+	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
+}
+
+type shellEnvTable struct {
+	Inherit                *string           `toml:"inherit"`
+	IgnoreDefaultExcludes  *bool             `toml:"ignore_default_excludes"`
+	Exclude                []string          `toml:"exclude"`
+	Set                    map[string]string `toml:"set"`
+	IncludeOnly            []string          `toml:"include_only"`
+	ExperimentalUseProfile *bool             `toml:"experimental_use_profile"`
 }
 
 type providerTable struct {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -302,7 +305,49 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 			return nil, err
 		}
 	}
+	var err error
+	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// shellEnvPolicy resolves [shell_environment_policy]. Unlike the
+// reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
+// the table turns them off, and the providers' API key variables are
+// never passed on: commands' output reaches clients, and the operator's
+// keys must not.
+func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec.EnvPolicy, error) {
+	var p exec.EnvPolicy
+	p.Inherit = exec.InheritAll
+	for _, id := range slices.Sorted(maps.Keys(providers)) {
+		if k := providers[id].EnvKey; k != "" && !slices.Contains(p.Hidden, k) {
+			p.Hidden = append(p.Hidden, k)
+		}
+	}
+	if t == nil {
+		return p, nil
+	}
+	if t.Inherit != nil {
+		switch i := exec.Inherit(*t.Inherit); i {
+		case exec.InheritAll, exec.InheritCore, exec.InheritNone:
+			p.Inherit = i
+		default:
+			return p, fmt.Errorf("config key `shell_environment_policy.inherit`: %q is not one of all, core, none", *t.Inherit)
+		}
+	}
+	if t.IgnoreDefaultExcludes != nil {
+		p.IgnoreDefaultExcludes = *t.IgnoreDefaultExcludes
+	}
+	for key, list := range map[string][]string{"exclude": t.Exclude, "include_only": t.IncludeOnly} {
+		for _, pat := range list {
+			if !exec.ValidPattern(pat) {
+				return p, fmt.Errorf("config key `shell_environment_policy.%s`: %q is not a valid pattern", key, pat)
+			}
+		}
+	}
+	p.Exclude, p.IncludeOnly, p.Set = t.Exclude, t.IncludeOnly, t.Set
+	return p, nil
 }
 
 func applyServerTable(l *ServerLimits, st *serverTable) error {

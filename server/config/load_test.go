@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +255,8 @@ func TestInvalidConfigErrorsNameTheKey(t *testing.T) {
 		{"message cap", "", []string{"server.max_message_bytes=10"}, "`server.max_message_bytes`"},
 		{"relative root", "[sandbox_workspace_write]\nwritable_roots = [\"rel\"]\n", nil, "writable_roots"},
 		{"bad override", "", []string{"novalue"}, "key=value"},
+		{"env inherit", "[shell_environment_policy]\ninherit = \"some\"\n", nil, "`shell_environment_policy.inherit`"},
+		{"env pattern", "[shell_environment_policy]\nexclude = [\"[\"]\n", nil, "`shell_environment_policy.exclude`"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -283,5 +286,32 @@ func TestResolveHome(t *testing.T) {
 	got, err = ResolveHome("", env())
 	if err != nil || filepath.Base(got) != ".agentd" || !filepath.IsAbs(got) {
 		t.Fatalf("default: %q %v", got, err)
+	}
+}
+
+func TestShellEnvironmentPolicyTable(t *testing.T) {
+	home := writeConfig(t, `[shell_environment_policy]
+inherit = "core"
+ignore_default_excludes = true
+exclude = ["A*"]
+include_only = ["PATH"]
+set = { X = "1" }
+[model_providers.mine]
+base_url = "http://127.0.0.1:1/v1"
+env_key = "MINE_KEY"
+`)
+	cfg, err := Load(Options{Home: home, Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.ShellEnv
+	if p.Inherit != "core" || !p.IgnoreDefaultExcludes || p.Exclude[0] != "A*" || p.IncludeOnly[0] != "PATH" || p.Set["X"] != "1" {
+		t.Fatalf("policy %+v", p)
+	}
+	if !slices.Contains(p.Hidden, "MINE_KEY") || !slices.Contains(p.Hidden, "OPENAI_API_KEY") {
+		t.Fatalf("provider keys not hidden: %v", p.Hidden)
+	}
+	if d := Default(t.TempDir()).ShellEnv; d.Inherit != "all" || d.IgnoreDefaultExcludes || !slices.Contains(d.Hidden, "OPENAI_API_KEY") {
+		t.Fatalf("default policy %+v", d)
 	}
 }

@@ -203,6 +203,7 @@ func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Con
 		Provider:         p.ID,
 		Client:           c,
 		StreamMaxRetries: p.StreamMaxRetries,
+		ShellEnv:         sv.cfg.ShellEnv,
 		Log:              sv.log.Named("core"),
 	}, nil
 }

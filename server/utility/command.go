@@ -3,6 +3,7 @@ package utility
 import (
 	"context"
 	"encoding/base64"
+	"os"
 	"time"
 
 	"github.com/agentd-dev/agentd/core/policy"
@@ -90,7 +91,7 @@ func (u *utility) execSpec(p *protocol.CommandExecParams) (execSpec, error) {
 			return s, protocol.InvalidRequest("cwd %v", err)
 		}
 	}
-	s.req = exec.Request{Argv: p.Command, Cwd: cwd, TTY: p.TTY}
+	s.req = exec.Request{Argv: p.Command, Cwd: cwd, TTY: p.TTY, BaseEnv: u.cfg.ShellEnv.Environ(os.Environ(), "")}
 	if p.Size != nil {
 		s.req.Rows, s.req.Cols = p.Size.Rows, p.Size.Cols
 	}

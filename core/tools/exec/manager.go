@@ -37,8 +37,11 @@ type Request struct {
 	Argv []string
 	// Cwd is the working directory; "" for the daemon's.
 	Cwd string
-	// Env adds or replaces environment variables of the daemon's
-	// environment; UnsetEnv removes some.
+	// BaseEnv, when not nil, is the environment the command starts from
+	// (KEY=VALUE entries); nil starts from the daemon's.
+	BaseEnv []string
+	// Env adds or replaces variables of the base environment; UnsetEnv
+	// removes some.
 	Env      map[string]string
 	UnsetEnv []string
 	// TTY runs the command on a pseudo-terminal (one output stream,

@@ -83,7 +83,11 @@ type process struct {
 func startProcess(argv []string, req Request, outputCap int, interactive bool) (*process, error) {
 	cmd := osexec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Cwd
-	cmd.Env = mergeEnv(os.Environ(), req.Env, req.UnsetEnv)
+	base := req.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = mergeEnv(base, req.Env, req.UnsetEnv)
 	p := &process{
 		argv:        argv,
 		cmd:         cmd,

@@ -17,6 +17,8 @@ type UserShellRequest struct {
 	// Command is shell syntax, run as "<shell> -lc Command".
 	Command string
 	Cwd     string
+	// BaseEnv and Env are as in Request.
+	BaseEnv []string
 	Env     map[string]string
 	// Timeout kills the command after this long; zero means
 	// DefaultUserShellTimeout.
@@ -44,6 +46,7 @@ func (m *Manager) RunUserShell(ctx context.Context, req UserShellRequest) (*Resu
 	return m.Start(ctx, Request{
 		Argv:     sh.Argv(req.Command, true),
 		Cwd:      req.Cwd,
+		BaseEnv:  req.BaseEnv,
 		Env:      req.Env,
 		Timeout:  timeout,
 		OnOutput: req.OnOutput,
