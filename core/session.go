@@ -47,6 +47,8 @@ type Config struct {
 	Sandbox        policy.SandboxPolicy
 	Effort         string
 	Summary        string
+	// Verbosity is the Responses API text verbosity; "" leaves it out.
+	Verbosity string
 
 	// BaseInstructions replace the built-in instructions when set.
 	BaseInstructions      string

@@ -570,10 +570,13 @@ func (s *Session) buildRequest(t *turn) *model.Request {
 		}
 		req.Reasoning = r
 	}
+	if len(t.tc.OutputSchema) > 0 || s.cfg.Verbosity != "" {
+		req.Text = &model.TextControls{Verbosity: s.cfg.Verbosity}
+	}
 	if len(t.tc.OutputSchema) > 0 {
-		req.Text = &model.TextControls{Format: &model.TextFormat{
+		req.Text.Format = &model.TextFormat{
 			Type: "json_schema", Name: "output", Schema: t.tc.OutputSchema, Strict: true,
-		}}
+		}
 	}
 	return req
 }

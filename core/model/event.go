@@ -106,7 +106,8 @@ type Provider struct {
 	RequestMaxRetries  int               // request_max_retries (default 4)
 	StreamMaxRetries   int               // stream_max_retries (default 5)
 	StreamIdleTimeout  time.Duration     // stream_idle_timeout_ms (default 300 s)
-	HTTPHeaders        map[string]string // http_headers
+	HTTPHeaders        map[string]string // http_headers, with env_http_headers resolved
+	EnvHTTPHeaders     map[string]string // env_http_headers: header → variable
 	QueryParams        map[string]string // query_params
 }
 

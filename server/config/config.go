@@ -87,6 +87,30 @@ type Config struct {
 	ProjectDocFallbackNames []string
 	ProjectRootMarkers      []string
 
+	// ContextWindow (model_context_window) overrides the model's known
+	// context window, in tokens; 0 keeps it.
+	ContextWindow int64
+	// AutoCompactTokenLimit (model_auto_compact_token_limit) compacts the
+	// history inside a turn once it is crossed; 0 means 90% of the
+	// context window.
+	AutoCompactTokenLimit int64
+	// Verbosity (model_verbosity) is the Responses API text verbosity;
+	// empty leaves it to the model.
+	Verbosity string
+	// HideAgentReasoning (hide_agent_reasoning) is a display setting
+	// for clients; agentd still sends reasoning, as the reference does.
+	HideAgentReasoning bool
+	// Notify (notify) is a program and its arguments, run after each
+	// completed turn with the turn's JSON as one more argument.
+	Notify []string
+	// Projects maps an absolute project path to its trust_level
+	// (projects.<path>.trust_level); see ThreadPolicies.
+	Projects map[string]string
+	// approvalSet and sandboxSet say whether approval_policy and
+	// sandbox_mode were configured (project trust changes the defaults
+	// only).
+	approvalSet, sandboxSet bool
+
 	// ShellEnv is shell_environment_policy, with the providers' key
 	// variables hidden.
 	ShellEnv exec.EnvPolicy
@@ -94,6 +118,10 @@ type Config struct {
 	// Features are the feature flags set in [features] or with
 	// --enable/--disable, by name.
 	Features map[string]bool
+
+	// SessionFlags are the --config (and --enable/--disable) overrides as
+	// a document, nil when there are none: the layer over config.toml.
+	SessionFlags map[string]any
 
 	// Server holds the daemon's own limits ([server]).
 	Server ServerLimits

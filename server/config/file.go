@@ -24,6 +24,18 @@ type fileConfig struct {
 	Server   *serverTable    `toml:"server"`
 
 	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
+
+	// Model and turn keys: see Config.
+	ModelContextWindow         *int64                  `toml:"model_context_window"`
+	ModelAutoCompactTokenLimit *int64                  `toml:"model_auto_compact_token_limit"`
+	ModelVerbosity             *string                 `toml:"model_verbosity"`
+	HideAgentReasoning         *bool                   `toml:"hide_agent_reasoning"`
+	Notify                     []string                `toml:"notify"`
+	Projects                   map[string]projectTable `toml:"projects"`
+}
+
+type projectTable struct {
+	TrustLevel *string `toml:"trust_level"`
 }
 
 type shellEnvTable struct {
@@ -45,6 +57,7 @@ type providerTable struct {
 	StreamMaxRetries    *int64            `toml:"stream_max_retries"`
 	StreamIdleTimeoutMS *int64            `toml:"stream_idle_timeout_ms"`
 	HTTPHeaders         map[string]string `toml:"http_headers"`
+	EnvHTTPHeaders      map[string]string `toml:"env_http_headers"`
 	QueryParams         map[string]string `toml:"query_params"`
 }
 

@@ -124,6 +124,9 @@ func Load(opts Options) (*Config, error) {
 		return nil, err
 	}
 	cfg.Warnings = append(warnings, cfg.Warnings...)
+	if len(overrides) > 0 {
+		cfg.SessionFlags = overrides
+	}
 	return cfg, nil
 }
 
@@ -304,6 +307,9 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		if err := applyServerTable(&cfg.Server, st); err != nil {
 			return nil, err
 		}
+	}
+	if err := applyTurnKeys(cfg, fc); err != nil {
+		return nil, err
 	}
 	var err error
 	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers); err != nil {

@@ -256,6 +256,12 @@ func TestInvalidConfigErrorsNameTheKey(t *testing.T) {
 		{"relative root", "[sandbox_workspace_write]\nwritable_roots = [\"rel\"]\n", nil, "writable_roots"},
 		{"bad override", "", []string{"novalue"}, "key=value"},
 		{"env inherit", "[shell_environment_policy]\ninherit = \"some\"\n", nil, "`shell_environment_policy.inherit`"},
+		{"context window", "model_context_window = 0\n", nil, "`model_context_window`"},
+		{"compact limit", "model_auto_compact_token_limit = -5\n", nil, "`model_auto_compact_token_limit`"},
+		{"verbosity", "model_verbosity = \"loud\"\n", nil, "`model_verbosity`"},
+		{"notify", "notify = [\"\"]\n", nil, "`notify`"},
+		{"trust", "[projects.\"/p\"]\ntrust_level = \"maybe\"\n", nil, "trust_level"},
+		{"relative project", "[projects.\"p\"]\ntrust_level = \"trusted\"\n", nil, "absolute"},
 		{"env pattern", "[shell_environment_policy]\nexclude = [\"[\"]\n", nil, "`shell_environment_policy.exclude`"},
 	}
 	for _, tc := range cases {

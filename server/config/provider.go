@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"time"
 
 	"github.com/agentd-dev/agentd/core/model"
@@ -62,6 +63,17 @@ func finishProvider(p model.Provider, getenv func(string) string) model.Provider
 	if p.EnvKey != "" {
 		p.APIKey = getenv(p.EnvKey)
 	}
+	if len(p.EnvHTTPHeaders) > 0 {
+		// A header whose variable is unset or empty is left out.
+		headers := make(map[string]string, len(p.HTTPHeaders)+len(p.EnvHTTPHeaders))
+		maps.Copy(headers, p.HTTPHeaders)
+		for name, variable := range p.EnvHTTPHeaders {
+			if v := getenv(variable); v != "" {
+				headers[name] = v
+			}
+		}
+		p.HTTPHeaders = headers
+	}
 	return p
 }
 
@@ -94,6 +106,9 @@ func applyProviderTable(p model.Provider, t providerTable) model.Provider {
 	}
 	if t.HTTPHeaders != nil {
 		p.HTTPHeaders = t.HTTPHeaders
+	}
+	if t.EnvHTTPHeaders != nil {
+		p.EnvHTTPHeaders = t.EnvHTTPHeaders
 	}
 	if t.QueryParams != nil {
 		p.QueryParams = t.QueryParams

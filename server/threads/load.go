@@ -44,6 +44,11 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	}
 	cfg.Model = st.model
 	cfg.ContextWindow = contextWindow(st.model)
+	if sv.cfg.ContextWindow > 0 {
+		cfg.ContextWindow = sv.cfg.ContextWindow
+	}
+	cfg.AutoCompactTokens = sv.cfg.AutoCompactTokenLimit
+	cfg.Verbosity = sv.cfg.Verbosity
 	cfg.Cwd = st.cwd
 	cfg.ApprovalPolicy = st.approval
 	cfg.Sandbox = st.sandbox

@@ -23,6 +23,10 @@ type threadSettings struct {
 	effort                                  string
 	summary                                 string
 	baseInstructions, developerInstructions string
+	// projectDefaults makes apply take the approval policy and sandbox
+	// from the configuration for the final cwd (project trust), before
+	// the overrides: a new thread's settings.
+	projectDefaults bool
 }
 
 // defaultSettings are the configuration's settings, in the daemon's cwd.
@@ -105,6 +109,10 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 			return s, err
 		}
 		s.cwd = cwd
+	}
+	if s.projectDefaults {
+		s.approval, s.sandbox = sv.cfg.ThreadPolicies(s.cwd)
+		s.projectDefaults = false
 	}
 	if o.approval != nil {
 		if o.approval.Granular != nil {

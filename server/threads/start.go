@@ -25,7 +25,9 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
-	st, err := sv.apply(sv.defaultSettings(), overrides{
+	st := sv.defaultSettings()
+	st.projectDefaults = true
+	st, err := sv.apply(st, overrides{
 		model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 	})

@@ -62,6 +62,10 @@ type thread struct {
 	// room is signalled when outq empties (the pump waits on it).
 	room *sync.Cond
 	meta threadMeta
+	// turnClient names the client that started the running turn, and
+	// turnInputs are its user messages, for notify.
+	turnClient string
+	turnInputs []string
 	proj *projection.Thread
 	// subs is the subscribers, replaced (never changed in place) on every
 	// change, so that the deliverer can use a snapshot without mu.
@@ -150,6 +154,7 @@ func (t *thread) pump() {
 			t.room.Wait()
 		}
 		t.observe(ev)
+		t.noticeTurn(ev)
 		t.queueLocked(t.proj.Apply(ev)...)
 		t.mu.Unlock()
 	}

@@ -47,6 +47,9 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	// The result goes out before turn/started, and c is subscribed before
 	// the turn can start, so it misses none of it.
 	r.ResponseFirst()
+	t.mu.Lock()
+	t.turnClient = c.ClientInfo().Name
+	t.mu.Unlock()
 	undo := t.subscribeTentatively(c)
 	ack, err := t.sess.CallTraced(ctx, op, trace)
 	if err != nil {

@@ -70,6 +70,28 @@ func (u *utility) runningConfig() map[string]any {
 	if c.ReasoningSummary != "" {
 		cfg["model_reasoning_summary"] = c.ReasoningSummary
 	}
+	if c.ContextWindow > 0 {
+		cfg["model_context_window"] = c.ContextWindow
+	}
+	if c.AutoCompactTokenLimit > 0 {
+		cfg["model_auto_compact_token_limit"] = c.AutoCompactTokenLimit
+	}
+	if c.Verbosity != "" {
+		cfg["model_verbosity"] = c.Verbosity
+	}
+	if c.HideAgentReasoning {
+		cfg["hide_agent_reasoning"] = true
+	}
+	if len(c.Notify) > 0 {
+		cfg["notify"] = c.Notify
+	}
+	if len(c.Projects) > 0 {
+		projects := map[string]any{}
+		for p, level := range c.Projects {
+			projects[p] = map[string]any{"trust_level": level}
+		}
+		cfg["projects"] = projects
+	}
 	if c.Sandbox.Mode == policy.SandboxWorkspaceWrite {
 		roots := []string{}
 		roots = append(roots, c.Sandbox.WritableRoots...)
@@ -104,8 +126,21 @@ func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.Conf
 	for _, k := range configedit.Leaves(doc) {
 		resp.Origins[k] = protocol.ConfigLayerMetadata{Name: name, Version: version}
 	}
+	// The --config overrides are a layer above the file: their keys come
+	// from there.
+	flags := u.cfg.SessionFlags
+	flagsName := protocol.ConfigLayerSource{SessionFlags: &protocol.Empty{}}
+	if len(flags) > 0 {
+		flagsVersion := configedit.Version(flags)
+		for _, k := range configedit.Leaves(flags) {
+			resp.Origins[k] = protocol.ConfigLayerMetadata{Name: flagsName, Version: flagsVersion}
+		}
+		if p.IncludeLayers {
+			resp.Layers = append(resp.Layers, protocol.ConfigLayer{Name: flagsName, Version: flagsVersion, Config: flags})
+		}
+	}
 	if p.IncludeLayers {
-		resp.Layers = []protocol.ConfigLayer{{Name: name, Version: version, Config: doc}}
+		resp.Layers = append(resp.Layers, protocol.ConfigLayer{Name: name, Version: version, Config: doc})
 	}
 	return &resp, nil
 }

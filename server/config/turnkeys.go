@@ -1,0 +1,119 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentd-dev/agentd/core/policy"
+)
+
+// Project trust levels (projects.<path>.trust_level).
+const (
+	TrustTrusted   = "trusted"
+	TrustUntrusted = "untrusted"
+)
+
+// applyTurnKeys resolves the keys that shape the model's turns and what
+// happens around them: context window, auto-compaction, verbosity,
+// reasoning display, notify and project trust.
+func applyTurnKeys(cfg *Config, fc *fileConfig) error {
+	if v := fc.ModelContextWindow; v != nil {
+		if *v <= 0 {
+			return fmt.Errorf("config key `model_context_window` must be positive, got %d", *v)
+		}
+		cfg.ContextWindow = *v
+	}
+	if v := fc.ModelAutoCompactTokenLimit; v != nil {
+		if *v <= 0 {
+			return fmt.Errorf("config key `model_auto_compact_token_limit` must be positive, got %d", *v)
+		}
+		cfg.AutoCompactTokenLimit = *v
+	}
+	if v := fc.ModelVerbosity; v != nil {
+		switch *v {
+		case "low", "medium", "high":
+			cfg.Verbosity = *v
+		default:
+			return fmt.Errorf("config key `model_verbosity`: %q is not one of low, medium, high", *v)
+		}
+	}
+	if fc.HideAgentReasoning != nil {
+		cfg.HideAgentReasoning = *fc.HideAgentReasoning
+	}
+	if len(fc.Notify) > 0 {
+		if fc.Notify[0] == "" {
+			return fmt.Errorf("config key `notify`: the program (its first element) is empty")
+		}
+		cfg.Notify = fc.Notify
+	}
+	for path, t := range fc.Projects {
+		if t.TrustLevel == nil {
+			continue
+		}
+		switch *t.TrustLevel {
+		case TrustTrusted, TrustUntrusted:
+		default:
+			return fmt.Errorf("config key `projects.%q.trust_level`: %q is not one of trusted, untrusted", path, *t.TrustLevel)
+		}
+		if !filepath.IsAbs(path) {
+			return fmt.Errorf("config key `projects.%q`: the project path must be absolute", path)
+		}
+		if cfg.Projects == nil {
+			cfg.Projects = map[string]string{}
+		}
+		cfg.Projects[filepath.Clean(path)] = *t.TrustLevel
+	}
+	cfg.approvalSet = fc.ApprovalPolicy != nil
+	cfg.sandboxSet = fc.SandboxMode != nil
+	return nil
+}
+
+// ProjectTrust is the trust level configured for the project of cwd: the
+// entry for cwd itself, else for the root of the git repository holding
+// it; "" when there is none.
+func (c *Config) ProjectTrust(cwd string) string {
+	if len(c.Projects) == 0 {
+		return ""
+	}
+	cwd = filepath.Clean(cwd)
+	if level, ok := c.Projects[cwd]; ok {
+		return level
+	}
+	if root := gitRoot(cwd); root != "" {
+		return c.Projects[root]
+	}
+	return ""
+}
+
+// ThreadPolicies are the approval policy and sandbox a new thread in cwd
+// starts with, before the client's overrides: the configured ones; where
+// config.toml leaves them out, a project with a trust level gets the
+// workspace-write sandbox, and an untrusted one the untrusted approval
+// policy (as the reference does).
+func (c *Config) ThreadPolicies(cwd string) (policy.ApprovalPolicy, policy.SandboxPolicy) {
+	approval, sandbox := c.ApprovalPolicy, c.Sandbox
+	level := c.ProjectTrust(cwd)
+	if level != "" && !c.sandboxSet {
+		sandbox.Mode = policy.SandboxWorkspaceWrite
+	}
+	if level == TrustUntrusted && !c.approvalSet {
+		approval = policy.ApprovalUntrusted
+	}
+	return approval, sandbox
+}
+
+// gitRoot is the nearest directory at or above dir that holds a .git
+// entry, or "".
+func gitRoot(dir string) string {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

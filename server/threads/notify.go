@@ -1,0 +1,84 @@
+package threads
+
+import (
+	"encoding/json"
+	"os"
+	osexec "os/exec"
+	"strings"
+
+	"github.com/agentd-dev/agentd/core"
+	"go.uber.org/zap"
+)
+
+// turnNotice is the JSON argument the notify program gets after a
+// completed turn, in the reference's shape.
+type turnNotice struct {
+	Type                 string   `json:"type"`
+	ThreadID             string   `json:"thread-id"`
+	TurnID               string   `json:"turn-id"`
+	Cwd                  string   `json:"cwd"`
+	Client               string   `json:"client,omitempty"`
+	InputMessages        []string `json:"input-messages"`
+	LastAssistantMessage *string  `json:"last-assistant-message"`
+}
+
+// noticeTurn keeps what a turn's notice needs as the turn's events pass;
+// at the end of a completed turn it starts the notify program. t.mu must
+// be held.
+func (t *thread) noticeTurn(ev core.Event) {
+	if len(t.sv.cfg.Notify) == 0 {
+		return
+	}
+	switch m := ev.Msg.(type) {
+	case core.TurnStarted:
+		t.turnInputs = nil
+	case core.ItemCompleted:
+		if um, ok := m.Item.(core.UserMessageItem); ok {
+			var parts []string
+			for _, u := range um.Content {
+				if u.Kind == core.InputText && u.Text != "" {
+					parts = append(parts, u.Text)
+				}
+			}
+			t.turnInputs = append(t.turnInputs, strings.Join(parts, "\n"))
+		}
+	case core.TurnComplete:
+		if m.Error != nil {
+			return
+		}
+		n := turnNotice{
+			Type: "agent-turn-complete", ThreadID: t.id, TurnID: ev.TurnID, Cwd: t.meta.cwd,
+			Client: t.turnClient, InputMessages: t.turnInputs,
+		}
+		if n.InputMessages == nil {
+			n.InputMessages = []string{}
+		}
+		if m.LastAgentMessage != "" {
+			msg := m.LastAgentMessage
+			n.LastAssistantMessage = &msg
+		}
+		t.turnInputs = nil
+		go runNotify(t.sv.cfg.Notify, n, t.log)
+	}
+}
+
+// runNotify runs the notify program with the notice as its last argument,
+// outside any sandbox and in the daemon's environment, and reaps it. Its
+// output is discarded; a failure is logged.
+func runNotify(argv []string, n turnNotice, log *zap.Logger) {
+	arg, err := json.Marshal(n)
+	if err != nil {
+		log.Error("notify: encode the notice", zap.Error(err))
+		return
+	}
+	args := append(append([]string{}, argv[1:]...), string(arg))
+	cmd := osexec.Command(argv[0], args...)
+	cmd.Env = os.Environ()
+	if err := cmd.Start(); err != nil {
+		log.Warn("notify: the program could not be started", zap.String("program", argv[0]), zap.Error(err))
+		return
+	}
+	if err := cmd.Wait(); err != nil {
+		log.Warn("notify: the program failed", zap.String("program", argv[0]), zap.Error(err))
+	}
+}
