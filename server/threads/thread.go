@@ -66,7 +66,7 @@ type thread struct {
 	// turnInputs are its user messages, for notify.
 	turnClient string
 	turnInputs []string
-	proj *projection.Thread
+	proj       *projection.Thread
 	// subs is the subscribers, replaced (never changed in place) on every
 	// change, so that the deliverer can use a snapshot without mu.
 	subs []*rpc.Conn
