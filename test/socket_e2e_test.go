@@ -51,10 +51,11 @@ func TestWebSocketProbesOriginAndHost(t *testing.T) {
 	}
 }
 
-// A listener on all interfaces works but is logged as unauthenticated;
-// the Host check accepts the address the connection arrived on.
+// A listener on all interfaces without authentication starts only with
+// --allow-unauthenticated, and is logged as unauthenticated; the Host
+// check accepts the address the connection arrived on.
 func TestNonLoopbackListenerWarns(t *testing.T) {
-	d := Start(t, Options{Listen: []string{"ws://0.0.0.0:0"}})
+	d := Start(t, Options{Listen: []string{"ws://0.0.0.0:0"}, Args: []string{"--allow-unauthenticated"}})
 	d.WaitLog(LogMsg("non-loopback address without authentication"))
 	_, port, _ := net.SplitHostPort(d.WSAddr())
 	if got := d.HTTPGet("/readyz", map[string]string{"Host": "127.0.0.1:" + port}); got != 200 {

@@ -16,6 +16,8 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server"
 	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/transport/wsauth"
 )
 
 // serveFlags are app-server's own flags: the reference's, with the same
@@ -30,6 +32,10 @@ type serveFlags struct {
 	startupClientInfo       string
 	cloudSkillsSnapshot     string
 	codeModeHost            string
+	// WebSocket authentication, as the reference's --ws-* flags; and
+	// agentd's --allow-unauthenticated.
+	wsAuth               wsauth.Flags
+	allowUnauthenticated bool
 }
 
 func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
@@ -46,6 +52,7 @@ func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
 SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.wsAuth.MaxClockSkewSecondsOK = cmd.Flags().Changed("ws-max-clock-skew-seconds")
 			return serve(g, f, cmd.Flags().Changed("listen"))
 		},
 	}
@@ -61,6 +68,14 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 	fl.StringVar(&f.startupClientInfo, "startup-client-info", "", "accepted: ClientInfo JSON (checked, then unused)")
 	fl.StringVar(&f.cloudSkillsSnapshot, "cloud-skills-snapshot", "", "accepted and ignored: agentd has no cloud skills")
 	fl.StringVar(&f.codeModeHost, "code-mode-host", "", "accepted and ignored: agentd has no code mode")
+	fl.StringVar(&f.wsAuth.Mode, "ws-auth", "", "authentication of ws:// clients: capability-token or signed-bearer-token")
+	fl.StringVar(&f.wsAuth.TokenFile, "ws-token-file", "", "file holding the capability token")
+	fl.StringVar(&f.wsAuth.TokenSHA256, "ws-token-sha256", "", "hex SHA-256 digest of the capability token")
+	fl.StringVar(&f.wsAuth.SharedSecretFile, "ws-shared-secret-file", "", "file holding the HS256 secret of signed bearer tokens (at least 32 bytes)")
+	fl.StringVar(&f.wsAuth.Issuer, "ws-issuer", "", "required iss of signed bearer tokens")
+	fl.StringVar(&f.wsAuth.Audience, "ws-audience", "", "required aud of signed bearer tokens")
+	fl.Uint64Var(&f.wsAuth.MaxClockSkewSeconds, "ws-max-clock-skew-seconds", 30, "leeway on the exp and nbf of signed bearer tokens")
+	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let a ws:// listener on a non-loopback address start without --ws-auth")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -115,6 +130,15 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if err != nil {
 		return err
 	}
+	switch f.wsAuth.Mode {
+	case "", wsauth.ModeCapabilityToken, wsauth.ModeSignedBearerToken:
+	default:
+		return usageError{fmt.Errorf("invalid value %q for --ws-auth: one of %s, %s", f.wsAuth.Mode, wsauth.ModeCapabilityToken, wsauth.ModeSignedBearerToken)}
+	}
+	auth, err := wsauth.New(f.wsAuth)
+	if err != nil {
+		return err
+	}
 	log, err := newLogger(g.logLevel, g.logFormat)
 	if err != nil {
 		return err
@@ -142,7 +166,12 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	srv := server.New(cfg, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := srv.Listen(ctx, listen); err != nil {
+	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated}
+	if auth != nil {
+		lo.WSAuth = auth
+		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()))
+	}
+	if err := srv.Listen(ctx, listen, lo); err != nil {
 		return err
 	}
 

@@ -113,7 +113,7 @@ func BenchmarkBroadcastWS50(b *testing.B) {
 	s := benchServer(b, b.N+64)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.Listen(ctx, []string{"ws://127.0.0.1:0"}); err != nil {
+	if err := s.Listen(ctx, []string{"ws://127.0.0.1:0"}, ListenOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	url := s.listeners[0].l.URL()

@@ -162,10 +162,21 @@ func (s *Server) removeConn(c *Conn) {
 	s.mu.Unlock()
 }
 
+// ListenOptions say how listeners admit clients.
+type ListenOptions struct {
+	// WSAuth authenticates the clients of ws:// listeners; nil admits
+	// all.
+	WSAuth transport.Authenticator
+	// AllowUnauthenticated lets a ws:// listener on a non-loopback
+	// address start without WSAuth (refused otherwise, as the reference
+	// refuses it).
+	AllowUnauthenticated bool
+}
+
 // Listen parses and binds every listen URL (stdio://, ws://IP:PORT,
 // unix://[PATH]) and logs the bound addresses. Nothing is served until
 // Serve. On error, what was bound is released.
-func (s *Server) Listen(ctx context.Context, urls []string) error {
+func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) error {
 	var bound []boundListener
 	release := func() {
 		for _, b := range bound {
@@ -185,14 +196,19 @@ func (s *Server) Listen(ctx context.Context, urls []string) error {
 				return errors.New("stdio:// may be given only once")
 			}
 		}
-		l, err := transport.Listen(ctx, ep, transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log})
+		open := ep.Kind == transport.KindWS && lo.WSAuth == nil && !loopbackAddr(ep.Addr)
+		if open && !lo.AllowUnauthenticated {
+			release()
+			return fmt.Errorf("refusing to start non-loopback websocket listener %s without auth; configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token` (or pass --allow-unauthenticated)", ep.Addr)
+		}
+		l, err := transport.Listen(ctx, ep, transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log, Auth: lo.WSAuth})
 		if err != nil {
 			release()
 			return err
 		}
 		bound = append(bound, boundListener{ep: ep, l: l})
 		s.log.Info("listening on "+l.URL(), zap.String("url", l.URL()))
-		if ep.Kind == transport.KindWS && !loopbackAddr(ep.Addr) {
+		if open {
 			s.log.Warn("listening on a non-loopback address without authentication: anyone who can reach it can act as a client", zap.String("url", l.URL()))
 		}
 	}

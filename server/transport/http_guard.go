@@ -22,7 +22,9 @@ type httpHandler struct {
 	// browser cannot reach a Unix socket).
 	checkHost bool
 	transport string
-	serve     func(Stream)
+	// auth checks upgrades (ws:// only); nil lets everyone in.
+	auth  Authenticator
+	serve func(Stream)
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,6 +49,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("ok\n"))
 		return
+	}
+	if h.auth != nil {
+		if err := h.auth.Authenticate(r); err != nil {
+			// The reason names what was wrong, never the token.
+			h.opts.Logger.Warn("rejected websocket client", zap.String("reason", err.Error()), zap.String("remote", r.RemoteAddr))
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(err.Error()))
+			return
+		}
 	}
 	w.Header().Set(MaxMessageHeader, strconv.Itoa(h.opts.MaxMessageBytes))
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 
@@ -106,6 +107,16 @@ type Options struct {
 	// Stdin and Stdout are the stdio endpoint's files (nil: os.Stdin and
 	// os.Stdout).
 	Stdio *StdioFiles
+	// Auth, when set, must accept a ws:// listener's upgrade requests
+	// (HTTP 401 otherwise). Unix sockets are guarded by their file mode
+	// and take no token, as in the reference; health probes take none.
+	Auth Authenticator
+}
+
+// Authenticator checks a WebSocket upgrade request; its error's text is
+// the 401 body.
+type Authenticator interface {
+	Authenticate(r *http.Request) error
 }
 
 func (o *Options) withDefaults() Options {

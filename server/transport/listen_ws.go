@@ -34,6 +34,9 @@ func listenWS(ctx context.Context, ep Endpoint, o Options) (Listener, error) {
 
 func newHTTPListener(ln net.Listener, url, transport string, checkHost bool, o Options) *httpListener {
 	h := &httpHandler{opts: o, checkHost: checkHost, transport: transport}
+	if transport == "ws" {
+		h.auth = o.Auth
+	}
 	l := &httpListener{ln: ln, url: url, handler: h}
 	l.srv = &http.Server{
 		Handler:           h,
