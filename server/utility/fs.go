@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"go.uber.org/zap"
 )
 
 // The fs/* methods act on the daemon's file system with the daemon's own
@@ -51,6 +52,9 @@ func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPa
 
 // fsWriteFile creates or truncates a file and writes the bytes.
 func (u *utility) fsWriteFile(_ context.Context, _ *rpc.Request, p *protocol.FsWriteFileParams) (*protocol.Empty, error) {
+	if err := u.guard.check("fs/writeFile", string(p.Path), true); err != nil {
+		return nil, err
+	}
 	data, err := base64.StdEncoding.DecodeString(p.DataBase64)
 	if err != nil {
 		return nil, protocol.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
@@ -126,9 +130,15 @@ func (u *utility) fsReadDirectory(_ context.Context, _ *rpc.Request, p *protocol
 }
 
 // fsRemove removes a path: a directory with its contents unless
-// recursive is false; a missing path is fine unless force is false.
-func (u *utility) fsRemove(_ context.Context, _ *rpc.Request, p *protocol.FsRemoveParams) (*protocol.Empty, error) {
+// recursive is false; a missing path is fine unless force is false. The
+// guard refuses the paths whose loss would wreck the machine; a
+// recursive remove stops when the connection closes or the server shuts
+// down, and says how far it got.
+func (u *utility) fsRemove(ctx context.Context, _ *rpc.Request, p *protocol.FsRemoveParams) (*protocol.Empty, error) {
 	path := string(p.Path)
+	if err := u.guard.check("fs/remove", path, false); err != nil {
+		return nil, err
+	}
 	recursive := p.Recursive == nil || *p.Recursive
 	force := p.Force == nil || *p.Force
 	if _, err := os.Lstat(path); err != nil {
@@ -139,7 +149,11 @@ func (u *utility) fsRemove(_ context.Context, _ *rpc.Request, p *protocol.FsRemo
 	}
 	var err error
 	if recursive {
-		err = os.RemoveAll(path)
+		var n int
+		if n, err = removeTree(ctx, path); err != nil && ctx.Err() != nil {
+			u.log.Warn("fs/remove stopped", zap.String("path", path), zap.Int("removed", n), zap.Error(ctx.Err()))
+			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/remove of %s stopped after removing %d entries: %v", path, n, context.Cause(ctx))
+		}
 	} else {
 		err = os.Remove(path)
 	}

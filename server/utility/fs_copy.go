@@ -16,8 +16,11 @@ import (
 // directory tree. Inside a tree, links are kept as links and special
 // files (FIFOs, sockets, devices) are skipped; an existing destination
 // directory is merged into and existing files are overwritten.
-func (u *utility) fsCopy(_ context.Context, _ *rpc.Request, p *protocol.FsCopyParams) (*protocol.Empty, error) {
+func (u *utility) fsCopy(ctx context.Context, _ *rpc.Request, p *protocol.FsCopyParams) (*protocol.Empty, error) {
 	src, dst := filepath.Clean(string(p.SourcePath)), filepath.Clean(string(p.DestinationPath))
+	if err := u.guard.check("fs/copy", dst, true); err != nil {
+		return nil, err
+	}
 	st, err := os.Lstat(src)
 	if err != nil {
 		return nil, fsError(err)
@@ -30,7 +33,10 @@ func (u *utility) fsCopy(_ context.Context, _ *rpc.Request, p *protocol.FsCopyPa
 		if within(resolveExisting(dst), resolveExisting(src)) {
 			return nil, protocol.InvalidRequest("fs/copy cannot copy a directory to itself or one of its descendants")
 		}
-		err = copyTree(src, dst)
+		var n int
+		if n, err = copyTree(ctx, src, dst); err != nil && ctx.Err() != nil {
+			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/copy to %s stopped after copying %d entries: %v", dst, n, context.Cause(ctx))
+		}
 	case mode&fs.ModeSymlink != 0:
 		err = copySymlink(src, dst)
 	case mode.IsRegular():
@@ -66,12 +72,17 @@ func resolveExisting(path string) string {
 	}
 }
 
-// copyTree copies the directory src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+// copyTree copies the directory src to dst, and says how many entries it
+// copied; it stops as soon as ctx ends.
+func copyTree(ctx context.Context, src, dst string) (copied int, err error) {
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		copied++
 		rel, err := filepath.Rel(src, path)
 		if err != nil {
 			return err
@@ -89,8 +100,10 @@ func copyTree(src, dst string) error {
 		case mode.IsRegular():
 			return copyFile(path, target, mode.Perm())
 		}
-		return nil // FIFOs, sockets and devices are not copied
+		copied-- // FIFOs, sockets and devices are not copied
+		return nil
 	})
+	return copied, err
 }
 
 // copySymlink makes dst a link with src's target (replacing a file there).

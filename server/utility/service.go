@@ -29,6 +29,8 @@ type utility struct {
 	cfg *config.Config
 	log *zap.Logger
 	cwd string
+	// guard refuses destructive fs/* requests at vital paths.
+	guard guard
 
 	// configMu serialises config writes, so that a version check and the
 	// write it guards are one step.
@@ -49,7 +51,7 @@ func newUtility(opts Options) *utility {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, conns: map[*rpc.Conn]*connUtil{},
+	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), opts.Config.Home), conns: map[*rpc.Conn]*connUtil{},
 		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
 }
 

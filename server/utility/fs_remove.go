@@ -1,0 +1,59 @@
+package utility
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// removeBatch is how many directory entries removeTree reads at a time.
+const removeBatch = 256
+
+// removeTree removes path and, when it is a directory (not a link to
+// one), everything in it, depth first, like os.RemoveAll; but it stops as
+// soon as ctx ends (the connection closed, the server shuts down), and it
+// counts what it removed.
+func removeTree(ctx context.Context, path string) (removed int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	st, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	if st.IsDir() {
+		d, err := os.Open(path)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			names, rerr := d.Readdirnames(removeBatch)
+			for _, name := range names {
+				n, err := removeTree(ctx, filepath.Join(path, name))
+				removed += n
+				if err != nil {
+					d.Close()
+					return removed, err
+				}
+			}
+			if rerr == io.EOF || len(names) == 0 {
+				break
+			}
+			if rerr != nil {
+				d.Close()
+				return removed, rerr
+			}
+		}
+		d.Close()
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return removed, err
+	}
+	return removed + 1, nil
+}
