@@ -68,7 +68,9 @@ func TestWebSocketCapabilityToken(t *testing.T) {
 	if strings.Contains(d.Stderr(), token) {
 		t.Fatal("the token reached the log")
 	}
-	if !d.HasLog(func(l LogLine) bool { return l.Msg == "rejected websocket client" && l.Str("reason") == "missing websocket bearer token" }) {
+	if !d.HasLog(func(l LogLine) bool {
+		return l.Msg == "rejected websocket client" && l.Str("reason") == "missing websocket bearer token"
+	}) {
 		t.Fatalf("refusals are not logged:\n%s", d.Stderr())
 	}
 }
@@ -95,8 +97,8 @@ func TestWebSocketSignedBearerToken(t *testing.T) {
 	exp := time.Now().Add(time.Minute).Unix()
 	for auth, want := range map[string]string{
 		sign(jwt.MapClaims{"iss": "ops", "aud": "agentd", "exp": time.Now().Add(-time.Hour).Unix()}): "expired websocket jwt",
-		sign(jwt.MapClaims{"iss": "other", "aud": "agentd", "exp": exp}):                           "websocket jwt issuer mismatch",
-		sign(jwt.MapClaims{"iss": "ops", "aud": "other", "exp": exp}):                              "websocket jwt audience mismatch",
+		sign(jwt.MapClaims{"iss": "other", "aud": "agentd", "exp": exp}):                             "websocket jwt issuer mismatch",
+		sign(jwt.MapClaims{"iss": "ops", "aud": "other", "exp": exp}):                                "websocket jwt audience mismatch",
 		"Bearer not.a.jwt": "invalid websocket jwt",
 	} {
 		if code, body := upgradeStatus(t, d, auth); code != http.StatusUnauthorized || body != want {
