@@ -74,6 +74,11 @@ type Options struct {
 	// NoWait skips waiting for the listeners to be logged (for tests of
 	// startup failures).
 	NoWait bool
+	// Activate passes these listening sockets as systemd does (fds 3…,
+	// LISTEN_FDS, LISTEN_PID of the daemon itself, LISTEN_FDNAMES from
+	// ActivateNames), instead of any --listen.
+	Activate      []*os.File
+	ActivateNames []string
 }
 
 // Daemon is a running agentd process.
@@ -107,7 +112,7 @@ func Start(t testing.TB, o Options) *Daemon {
 			t.Fatal(err)
 		}
 	}
-	if len(o.Listen) == 0 {
+	if len(o.Listen) == 0 && len(o.Activate) == 0 {
 		o.Listen = []string{"stdio://"}
 	}
 	if o.Command == "" {
@@ -123,6 +128,14 @@ func Start(t testing.TB, o Options) *Daemon {
 	args = append(args, o.Args...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(filteredEnv(), o.Env...)
+	if len(o.Activate) > 0 {
+		// LISTEN_PID must be the daemon's own pid: a shell learns its
+		// pid, then becomes the daemon.
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, binary}, args...)...)
+		cmd.Env = append(filteredEnv(), o.Env...)
+		cmd.Env = append(cmd.Env, fmt.Sprintf("LISTEN_FDS=%d", len(o.Activate)), "LISTEN_FDNAMES="+strings.Join(o.ActivateNames, ":"))
+		cmd.ExtraFiles = o.Activate
+	}
 	if o.TestHooks {
 		cmd.Env = append(cmd.Env, "AGENTD_TEST_HOOKS=1")
 	}
@@ -174,7 +187,7 @@ func Start(t testing.TB, o Options) *Daemon {
 	if o.NoWait {
 		return d
 	}
-	for i := range o.Listen {
+	for i := range len(o.Listen) + len(o.Activate) {
 		line := d.WaitLog(func(l LogLine) bool {
 			return strings.HasPrefix(l.Msg, "listening on ") && !d.known(l.Str("url"))
 		})
@@ -198,7 +211,8 @@ func (d *Daemon) known(url string) bool {
 func filteredEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "AGENTD_") || strings.HasPrefix(kv, "CODEX_HOME=") {
+		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "AGENTD_") || strings.HasPrefix(kv, "CODEX_HOME=") ||
+			strings.HasPrefix(kv, "NOTIFY_SOCKET=") || strings.HasPrefix(kv, "LISTEN_") || strings.HasPrefix(kv, "WATCHDOG_") {
 			continue
 		}
 		out = append(out, kv)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -126,9 +127,14 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if f.printStartupConfig {
 		return printStartupConfig(opts)
 	}
-	listen, err := f.listenURLs(listenGiven)
-	if err != nil {
-		return err
+	// Sockets passed by systemd replace the default stdio, unless
+	// --listen or --stdio asks for something.
+	activated := !listenGiven && !f.stdio && os.Getenv("LISTEN_FDS") != ""
+	var listen []string
+	if !activated {
+		if listen, err = f.listenURLs(listenGiven); err != nil {
+			return err
+		}
 	}
 	switch f.wsAuth.Mode {
 	case "", wsauth.ModeCapabilityToken, wsauth.ModeSignedBearerToken:
@@ -144,6 +150,14 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	var adopted []net.Listener
+	var adoptedNames []string
+	if activated {
+		if adopted, adoptedNames = activatedSockets(log); len(adopted) == 0 {
+			log.Warn("LISTEN_FDS is set but no socket was passed to this process; serving stdio")
+			listen = []string{"stdio://"}
+		}
+	}
 	if err := os.MkdirAll(opts.Home, 0o700); err != nil {
 		return fmt.Errorf("creating home directory: %w", err)
 	}
@@ -166,7 +180,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	srv := server.New(cfg, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated}
+	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames}
 	if auth != nil {
 		lo.WSAuth = auth
 		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()))
@@ -174,6 +188,8 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if err := srv.Listen(ctx, listen, lo); err != nil {
 		return err
 	}
+	notifier := newServiceNotifier(srv, log)
+	defer notifier.stopping()
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -188,6 +204,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		_ = log.Sync()
 		os.Exit(0)
 	}()
+	notifier.ready(ctx)
 	return srv.Serve(ctx)
 }
 

@@ -320,12 +320,15 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 
 // shellEnvPolicy resolves [shell_environment_policy]. Unlike the
 // reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
-// the table turns them off, and the providers' API key variables are
-// never passed on: commands' output reaches clients, and the operator's
+// the table turns them off, and the providers' API key variables (and
+// systemd's) are never passed on: commands' output reaches clients, and the operator's
 // keys must not.
 func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec.EnvPolicy, error) {
 	var p exec.EnvPolicy
 	p.Inherit = exec.InheritAll
+	// The service manager's variables are the daemon's: a command that
+	// saw NOTIFY_SOCKET could tell systemd the daemon is ready or gone.
+	p.Hidden = append(p.Hidden, "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES")
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
 		if k := providers[id].EnvKey; k != "" && !slices.Contains(p.Hidden, k) {
 			p.Hidden = append(p.Hidden, k)

@@ -52,6 +52,9 @@ type Conn struct {
 	info   transport.Info
 	log    *zap.Logger
 	out    *outbox
+	// internal marks the engine's own probe connection: it is not
+	// counted, listed or broadcast to.
+	internal bool
 
 	// ctx is cancelled when the connection ends; handler contexts derive
 	// from it.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +70,9 @@ type Server struct {
 	inflight   int
 	draining   bool
 	drainHooks []func(context.Context)
-	listeners  []boundListener
+	// gauges are the counts Status reports.
+	gauges    []gauge
+	listeners []boundListener
 }
 
 type boundListener struct {
@@ -103,7 +107,7 @@ func (s *Server) Conns() []*Conn {
 	defer s.mu.Unlock()
 	out := make([]*Conn, 0, len(s.conns))
 	for _, c := range s.conns {
-		if c.Initialized() {
+		if c.Initialized() && !c.internal {
 			out = append(out, c)
 		}
 	}
@@ -131,6 +135,32 @@ func (s *Server) broadcast(n Notification) {
 	}
 }
 
+// Gauge registers a named count for the service status (for example
+// "threads loaded"); fn must be cheap and safe to call at any time.
+func (s *Server) Gauge(name string, fn func() int) {
+	s.mu.Lock()
+	s.gauges = append(s.gauges, gauge{name, fn})
+	s.mu.Unlock()
+}
+
+type gauge struct {
+	name string
+	fn   func() int
+}
+
+// Status is a one-line summary for the service manager: the clients
+// connected and every gauge.
+func (s *Server) Status() string {
+	s.mu.Lock()
+	gauges := slices.Clone(s.gauges)
+	s.mu.Unlock()
+	parts := []string{fmt.Sprintf("%d connections", len(s.Conns()))}
+	for _, g := range gauges {
+		parts = append(parts, fmt.Sprintf("%d %s", g.fn(), g.name))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // OnDrain registers fn to run during a graceful shutdown, after listeners
 // stopped and alongside the wait for in-flight requests. fn should return
 // once the work it tracks has finished (for example running turns) or when
@@ -142,7 +172,10 @@ func (s *Server) OnDrain(fn func(ctx context.Context)) {
 }
 
 // ServeStream runs one connection over st until it ends.
-func (s *Server) ServeStream(st transport.Stream) {
+func (s *Server) ServeStream(st transport.Stream) { s.serveStream(st, false) }
+
+// serveStream runs a connection; an internal one is the engine's own.
+func (s *Server) serveStream(st transport.Stream, internal bool) {
 	s.mu.Lock()
 	if s.draining {
 		s.mu.Unlock()
@@ -151,6 +184,7 @@ func (s *Server) ServeStream(st transport.Stream) {
 	}
 	s.nextConnID++
 	c := newConn(s, s.nextConnID, st)
+	c.internal = internal
 	s.conns[c.id] = c
 	s.mu.Unlock()
 	c.run()
@@ -171,11 +205,17 @@ type ListenOptions struct {
 	// address start without WSAuth (refused otherwise, as the reference
 	// refuses it).
 	AllowUnauthenticated bool
+	// Adopted are sockets bound by someone else (systemd socket
+	// activation), served as WebSocket listeners after the URLs, under
+	// the same rules; Names names them for the log (LISTEN_FDNAMES).
+	Adopted []net.Listener
+	Names   []string
 }
 
 // Listen parses and binds every listen URL (stdio://, ws://IP:PORT,
-// unix://[PATH]) and logs the bound addresses. Nothing is served until
-// Serve. On error, what was bound is released.
+// unix://[PATH]), adopts the passed sockets, and logs the addresses.
+// Nothing is served until Serve. On error, what was bound is released
+// (adopted sockets included).
 func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) error {
 	var bound []boundListener
 	release := func() {
@@ -183,38 +223,72 @@ func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) er
 			_ = b.l.Close()
 		}
 	}
+	fail := func(err error) error {
+		release()
+		for _, ln := range lo.Adopted {
+			_ = ln.Close()
+		}
+		return err
+	}
+	topts := transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log, Auth: lo.WSAuth}
 	stdio := 0
 	for _, u := range urls {
 		ep, err := transport.ParseListenURL(u, s.opts.Home)
 		if err != nil {
-			release()
-			return err
+			return fail(err)
 		}
 		if ep.Kind == transport.KindStdio {
 			if stdio++; stdio > 1 {
-				release()
-				return errors.New("stdio:// may be given only once")
+				return fail(errors.New("stdio:// may be given only once"))
 			}
 		}
-		open := ep.Kind == transport.KindWS && lo.WSAuth == nil && !loopbackAddr(ep.Addr)
-		if open && !lo.AllowUnauthenticated {
-			release()
-			return fmt.Errorf("refusing to start non-loopback websocket listener %s without auth; configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token` (or pass --allow-unauthenticated)", ep.Addr)
+		if err := lo.admits(ep); err != nil {
+			return fail(err)
 		}
-		l, err := transport.Listen(ctx, ep, transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log, Auth: lo.WSAuth})
+		l, err := transport.Listen(ctx, ep, topts)
 		if err != nil {
-			release()
-			return err
+			return fail(err)
 		}
 		bound = append(bound, boundListener{ep: ep, l: l})
-		s.log.Info("listening on "+l.URL(), zap.String("url", l.URL()))
-		if open {
-			s.log.Warn("listening on a non-loopback address without authentication: anyone who can reach it can act as a client", zap.String("url", l.URL()))
+	}
+	for i, ln := range lo.Adopted {
+		l, ep, err := transport.Adopt(ln, topts)
+		if err == nil {
+			err = lo.admits(ep)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		name := ""
+		if i < len(lo.Names) {
+			name = lo.Names[i]
+		}
+		s.log.Info("serving a socket passed by the service manager", zap.String("url", l.URL()), zap.String("name", name))
+		bound = append(bound, boundListener{ep: ep, l: l})
+	}
+	for _, b := range bound {
+		s.log.Info("listening on "+b.l.URL(), zap.String("url", b.l.URL()))
+		if lo.open(b.ep) {
+			s.log.Warn("listening on a non-loopback address without authentication: anyone who can reach it can act as a client", zap.String("url", b.l.URL()))
 		}
 	}
 	s.mu.Lock()
 	s.listeners = append(s.listeners, bound...)
 	s.mu.Unlock()
+	return nil
+}
+
+// open reports whether ep is a ws:// listener anyone on the network may
+// use: a non-loopback address without authentication.
+func (lo ListenOptions) open(ep transport.Endpoint) bool {
+	return ep.Kind == transport.KindWS && lo.WSAuth == nil && !loopbackAddr(ep.Addr)
+}
+
+// admits refuses an open listener unless AllowUnauthenticated.
+func (lo ListenOptions) admits(ep transport.Endpoint) error {
+	if lo.open(ep) && !lo.AllowUnauthenticated {
+		return fmt.Errorf("refusing to start non-loopback websocket listener %s without auth; configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token` (or pass --allow-unauthenticated)", ep.Addr)
+	}
 	return nil
 }
 

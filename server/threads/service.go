@@ -101,6 +101,8 @@ func (sv *service) register() {
 	rpc.Handle(s, "thread/revert", sv.threadRevert)
 	rpc.Handle(s, "thread/settings/update", sv.threadSettingsUpdate)
 
+	s.Gauge("threads loaded", func() int { return len(sv.threads.ids()) })
+
 	rpc.Handle(s, "turn/start", sv.turnStart)
 	rpc.Handle(s, "turn/steer", sv.turnSteer)
 	rpc.Handle(s, "turn/interrupt", sv.turnInterrupt)

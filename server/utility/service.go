@@ -51,7 +51,11 @@ func newUtility(opts Options) *utility {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), opts.Config.Home), conns: map[*rpc.Conn]*connUtil{},
+	home := ""
+	if opts.Config != nil {
+		home = opts.Config.Home
+	}
+	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
 		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
 }
 

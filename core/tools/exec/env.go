@@ -60,7 +60,8 @@ type EnvPolicy struct {
 	// *TOKEN*.
 	IgnoreDefaultExcludes bool
 	// Exclude removes matching names; Hidden removes these exact names
-	// (the operator's provider keys) whatever the rest says.
+	// (the operator's provider keys, the service manager's variables)
+	// whatever the rest says, unless Set gives them a value.
 	Exclude []string
 	Hidden  []string
 	// Set adds or replaces variables after the excludes.

@@ -1,0 +1,40 @@
+package rpc
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The prober's requests are answered through a connection of its own,
+// which is not counted, listed or broadcast to; once it is closed, a
+// probe fails.
+func TestProberAndStatus(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.Gauge("threads loaded", func() int { return 7 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := s.NewProber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := p.Probe(ctx); err != nil {
+			t.Fatalf("probe: %v", err)
+		}
+	}
+	s.Broadcast("test/broadcast", map[string]any{})
+	if err := p.Probe(ctx); err != nil {
+		t.Fatalf("probe after a broadcast: %v", err)
+	}
+	if got := s.Status(); got != "0 connections, 7 threads loaded" {
+		t.Fatalf("status %q", got)
+	}
+	if len(s.Conns()) != 0 {
+		t.Fatal("the probe connection is listed")
+	}
+	_ = p.Close()
+	if err := p.Probe(ctx); err == nil {
+		t.Fatal("a probe on a closed connection succeeded")
+	}
+}
