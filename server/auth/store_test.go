@@ -112,3 +112,30 @@ func TestSaveFailsCleanly(t *testing.T) {
 		t.Fatalf("temporary file left behind: %v", entries)
 	}
 }
+
+// Readers (every model request) and writers (sign-in, sign-out) at once:
+// a reader sees one of the keys written or none, never a torn one.
+func TestConcurrentUse(t *testing.T) {
+	s := Open(t.TempDir())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			if i%2 == 0 {
+				_ = s.SaveAPIKey("sk-" + strings.Repeat("x", i))
+			} else {
+				_ = s.Remove()
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if k := s.APIKey(); k != "" && strings.Trim(k, "skx-") != "" {
+			t.Fatalf("torn key %q", k)
+		}
+	}
+}
