@@ -8,6 +8,9 @@ STATICCHECK_VERSION := v0.8.2
 # `make run` listens on WebSocket port 4500 and on the default Unix socket
 # (<home>/app-server-control/app-server-control.sock).
 RUN_LISTEN ?= --listen ws://127.0.0.1:4500 --listen unix://
+# `make run` selects the built-in offline demo model, so it needs no API key
+# (the default provider is openai). RUN_CONFIG= serves your own config.
+RUN_CONFIG ?= -c 'model_provider="demo"'
 FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
@@ -18,7 +21,7 @@ build:
 	$(GO) build -o bin/agentd ./cmd/agentd
 
 run: build
-	bin/agentd serve $(RUN_LISTEN)
+	bin/agentd serve $(RUN_LISTEN) $(RUN_CONFIG)
 
 test:
 	$(GO) test -count=1 ./...

@@ -28,6 +28,10 @@ type deltaStream struct {
 	i   int // events returned so far
 }
 
+func (s *deltaStream) RateLimits() model.RateLimitSnapshot {
+	return model.RateLimitSnapshot{LimitID: model.DefaultLimitID}
+}
+
 // Next yields created, item added, n deltas, item done, completed.
 func (s *deltaStream) Next() (model.StreamEvent, error) {
 	if err := s.ctx.Err(); err != nil {

@@ -86,17 +86,17 @@ func (s *Session) compact(t *turn) ([]model.ResponseItem, error) {
 	}
 	var summary string
 	err := s.retrying(t, func() error {
-		text, usage, err := s.streamText(t, req)
-		if err != nil {
-			return err
-		}
-		summary = text
+		text, usage, limits, err := s.streamText(t, req)
 		if usage != nil {
 			s.tokenTotal = s.tokenTotal.Add(*usage)
 			t.usage = t.usage.Add(*usage)
 			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{Total: s.tokenTotal, Turn: t.usage, Last: *usage, ModelContextWindow: s.cfg.ContextWindow}})
 		}
-		return nil
+		if limits != nil {
+			s.emit(t.subID, t.id, RateLimits{Snapshot: *limits})
+		}
+		summary = text
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -154,23 +154,25 @@ func compactedHistory(hist []model.ResponseItem, summary string) []model.Respons
 }
 
 // streamText streams a response that is expected to be text only and
-// returns the text of its last message.
-func (s *Session) streamText(t *turn, req *model.Request) (string, *model.TokenUsage, error) {
+// returns the text of its last message, its usage, and the rate limits
+// its headers reported (nil when no stream opened).
+func (s *Session) streamText(t *turn, req *model.Request) (string, *model.TokenUsage, *model.RateLimitSnapshot, error) {
 	stream, err := s.cfg.Client.Stream(t.ctx, req, model.CallMeta{
 		Originator: s.cfg.Originator, UserAgent: s.cfg.UserAgent, ThreadID: s.cfg.ThreadID, TurnID: t.id,
 	})
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	defer stream.Close()
+	limits := stream.RateLimits()
 	var text string
 	for {
 		ev, err := stream.Next()
 		if err == io.EOF {
-			return "", nil, &model.Error{Kind: model.ErrStreamDisconnected, Message: "stream closed before response.completed"}
+			return "", nil, &limits, &model.Error{Kind: model.ErrStreamDisconnected, Message: "stream closed before response.completed"}
 		}
 		if err != nil {
-			return "", nil, err
+			return "", nil, &limits, err
 		}
 		switch ev.Kind {
 		case model.EventOutputItemDone:
@@ -178,7 +180,7 @@ func (s *Session) streamText(t *turn, req *model.Request) (string, *model.TokenU
 				text = ev.Item.MessageText()
 			}
 		case model.EventCompleted:
-			return text, ev.Usage, nil
+			return text, ev.Usage, &limits, nil
 		}
 	}
 }

@@ -269,6 +269,14 @@ type TokenCount struct {
 	Info TokenUsageInfo
 }
 
+// RateLimits: the rate limits the provider reported with a model
+// response, emitted when the response's stream ends, whatever way it ends
+// (after its TokenCount when it completed). A request that got no stream
+// (an HTTP error) has none.
+type RateLimits struct {
+	Snapshot model.RateLimitSnapshot
+}
+
 // ErrorKind is a machine-readable error class. The names follow the
 // reference's codexErrorInfo values.
 type ErrorKind string
@@ -369,6 +377,7 @@ func (DynamicToolCallRequest) eventMsg()    {}
 func (PlanUpdate) eventMsg()                {}
 func (TurnDiff) eventMsg()                  {}
 func (TokenCount) eventMsg()                {}
+func (RateLimits) eventMsg()                {}
 func (StreamError) eventMsg()               {}
 func (Warning) eventMsg()                   {}
 func (Error) eventMsg()                     {}
@@ -389,7 +398,7 @@ func AllEventMsgs() []EventMsg {
 		ExecCommandBegin{}, ExecCommandOutputDelta{}, ExecCommandEnd{},
 		PatchApplyBegin{}, PatchApplyEnd{}, PatchPreview{},
 		ExecApprovalRequest{}, PatchApprovalRequest{}, UserInputRequest{}, DynamicToolCallRequest{},
-		PlanUpdate{}, TurnDiff{}, TokenCount{}, StreamError{}, Warning{}, Error{},
+		PlanUpdate{}, TurnDiff{}, TokenCount{}, RateLimits{}, StreamError{}, Warning{}, Error{},
 		ModelReroute{}, RawResponseItem{}, RawResponseCompleted{}, ContextCompacted{}, ShutdownComplete{},
 	}
 }

@@ -23,9 +23,11 @@ type fakeClient struct {
 
 // script is one scripted response: events, then err (nil: io.EOF after
 // the events). If gate is set, the stream blocks before event gateAt until
-// the gate is closed or the stream's context ends.
+// the gate is closed or the stream's context ends. limits are the rate
+// limits of its headers (nil: an empty snapshot).
 type script struct {
 	connectErr error
+	limits     *model.RateLimitSnapshot
 	events     []model.StreamEvent
 	err        error
 	gate       chan struct{}
@@ -90,6 +92,13 @@ func (s *fakeStream) Next() (model.StreamEvent, error) {
 }
 
 func (s *fakeStream) Close() error { return nil }
+
+func (s *fakeStream) RateLimits() model.RateLimitSnapshot {
+	if s.sc.limits != nil {
+		return *s.sc.limits
+	}
+	return model.RateLimitSnapshot{LimitID: model.DefaultLimitID}
+}
 
 // Builders for scripted events.
 

@@ -75,7 +75,7 @@ func TestTextTurnEventOrder(t *testing.T) {
 		"ItemStarted", "RawResponseItem", "ItemCompleted", // user message
 		"ItemStarted", "AgentMessageDelta", "AgentMessageDelta", "AgentMessageDelta",
 		"ItemCompleted", "AgentMessage", "RawResponseItem",
-		"RawResponseCompleted", "TokenCount", "TurnComplete",
+		"RawResponseCompleted", "TokenCount", "RateLimits", "TurnComplete",
 	}
 	var got []string
 	for _, ev := range evs {
@@ -555,6 +555,39 @@ func TestRetryableErrorThenSuccess(t *testing.T) {
 	}
 }
 
+// Every stream that opened reports its rate limits when it ends, after
+// its usage; a request that got no stream (HTTP 500) reports none.
+func TestRateLimitsAfterEveryOpenedStream(t *testing.T) {
+	limits := model.RateLimitSnapshot{LimitID: "codex", Primary: &model.RateLimitWindow{UsedPercent: 12.5}}
+	c := newFakeClient(t,
+		script{connectErr: &model.Error{Kind: model.ErrInternalServer, HTTPStatus: 500, Message: "busy"}},
+		script{events: textEvents("msg_1", "a")[:3], err: &model.Error{Kind: model.ErrStreamDisconnected, Message: "cut"}},
+		script{events: textEvents("msg_2", "ok"), limits: &limits},
+	)
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	var seq []string
+	var last RateLimits
+	for _, ev := range evs {
+		switch m := ev.Msg.(type) {
+		case StreamError, TokenCount:
+			seq = append(seq, typeName(m))
+		case RateLimits:
+			seq = append(seq, typeName(m))
+			last = m
+		}
+	}
+	want := []string{"StreamError", "RateLimits", "StreamError", "TokenCount", "RateLimits"}
+	if !slices.Equal(seq, want) {
+		t.Fatalf("events %v, want %v", seq, want)
+	}
+	if last.Snapshot.LimitID != "codex" || last.Snapshot.Primary == nil || last.Snapshot.Primary.UsedPercent != 12.5 {
+		t.Fatalf("last snapshot %+v", last.Snapshot)
+	}
+}
+
 func TestRetriesExhausted(t *testing.T) {
 	fail := script{connectErr: &model.Error{Kind: model.ErrInternalServer, HTTPStatus: 500, Message: "busy"}}
 	c := newFakeClient(t, fail, fail, fail)
@@ -726,7 +759,7 @@ func TestCompact(t *testing.T) {
 			seq = append(seq, typeName(ev.Msg))
 		}
 	}
-	if !slices.Equal(seq, []string{"TurnStarted", "ItemStarted", "TokenCount", "ItemCompleted", "ContextCompacted", "TurnComplete"}) {
+	if !slices.Equal(seq, []string{"TurnStarted", "ItemStarted", "TokenCount", "RateLimits", "ItemCompleted", "ContextCompacted", "TurnComplete"}) {
 		t.Fatalf("compaction events %v", seq)
 	}
 	if len(c.requests()[1].Tools) != 0 {

@@ -539,6 +539,7 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 		}
 		res.followUp = len(calls) > 0 || (completed.EndTurn != nil && !*completed.EndTurn)
 	}
+	s.emit(t.subID, t.id, RateLimits{Snapshot: stream.RateLimits()})
 	return res, err
 }
 

@@ -401,6 +401,10 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		return append(out, p.notify("turn/diff/updated", protocol.TurnDiffUpdatedNotification{ThreadID: p.threadID, TurnID: turnID, Diff: m.UnifiedDiff}))
 	case core.TokenCount:
 		return append(out, p.notify("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: p.threadID, TurnID: turnID, TokenUsage: TokenUsage(m.Info)}))
+	case core.RateLimits:
+		// The account's state, sent to the thread's subscribers as the
+		// reference does.
+		return append(out, p.notify("account/rateLimits/updated", protocol.AccountRateLimitsUpdatedNotification{RateLimits: rateLimits(m.Snapshot)}))
 	case core.StreamError:
 		te := TurnError(core.TurnError{Message: m.Message, Kind: m.Kind, HTTPStatus: m.HTTPStatus, Details: m.Details})
 		return append(out, p.notify("error", protocol.ErrorNotification{Error: te, WillRetry: true, ThreadID: p.threadID, TurnID: turnID}))

@@ -1,51 +1,5 @@
 package protocol
 
-// GetAccountParams are the params of account/read.
-type GetAccountParams struct {
-	RefreshToken bool `json:"refreshToken,omitempty"`
-}
-
-// GetAccountResponse is the result of account/read.
-type GetAccountResponse struct {
-	Account            *Account          `json:"account"`
-	UserID             *string           `json:"userId"`
-	RequiresOpenaiAuth bool              `json:"requiresOpenaiAuth"`
-	WorkspaceRouting   *WorkspaceRouting `json:"workspaceRouting" wire:"experimental"`
-}
-
-// Account is how the server authenticates upstream, tagged by "type".
-type Account struct {
-	APIKey        *Empty          `variant:"apiKey"`
-	ChatGPT       *ChatGPTAccount `variant:"chatgpt"`
-	AmazonBedrock *BedrockAccount `variant:"amazonBedrock"`
-	GCP           *Empty          `variant:"gcp"`
-}
-
-// MarshalJSON encodes the union (see union.go).
-func (a Account) MarshalJSON() ([]byte, error) { return marshalUnion(&a) }
-
-// UnmarshalJSON decodes the union (see union.go).
-func (a *Account) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, a) }
-
-// ChatGPTAccount is a ChatGPT login.
-type ChatGPTAccount struct {
-	Email         *string `json:"email" wire:"required"`
-	PlanType      string  `json:"planType"`
-	WorkspaceName *string `json:"workspaceName,omitempty"`
-}
-
-// BedrockAccount is Amazon Bedrock credentials.
-type BedrockAccount struct {
-	UsesCodexManagedCredentials bool `json:"usesCodexManagedCredentials,omitempty"`
-}
-
-// WorkspaceRouting says where a workspace's requests go.
-type WorkspaceRouting struct {
-	AccountRoutingOverride string `json:"accountRoutingOverride"`
-	BackendOrigin          string `json:"backendOrigin"`
-	ChatgptAccountID       string `json:"chatgptAccountId"`
-}
-
 // ListMcpServerStatusParams are the params of mcpServerStatus/list.
 type ListMcpServerStatusParams struct {
 	Cursor     *string                `json:"cursor,omitempty"`

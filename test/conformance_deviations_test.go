@@ -50,6 +50,12 @@ var deviations = []deviation{
 		apply:     moveBefore("response turn/interrupt ", "notify thread/tokenUsage/updated "),
 	},
 	{
+		scenarios: []string{"interrupt-turn"},
+		what:      "turn/interrupt is answered before the notifications the abort produces (here the rate limits of the abandoned stream)",
+		why:       "as in interrupt-pending-approval: agentd answers once the core has taken the interrupt; the stream's end, which reports its rate limits, follows",
+		apply:     moveBefore("response turn/interrupt ", "notify account/rateLimits/updated "),
+	},
+	{
 		scenarios: []string{"shell-approval-turn", "interrupt-pending-approval"},
 		what:      "the model's command is `echo hello-from-shell | tee hello.txt` instead of `echo hello-from-shell`",
 		why:       "under untrusted, agentd runs known-safe read-only commands without asking (core/policy: a `bash -lc` script of safe commands is safe); the reference asked even for echo. The variant writes a file, so both ask and the approval flow of the transcript is replayed",

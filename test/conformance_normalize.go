@@ -13,7 +13,6 @@ import (
 // part of agentd's surface, with the reason. They are dropped from both
 // sides before comparing; this is the only place that drops anything.
 var outsideSurface = map[string]string{
-	"account/rateLimits/updated":   "no rate-limit source: agentd's providers report none (the reference sends an empty snapshot after every model response, even for custom providers)",
 	"remoteControl/status/changed": "no remote control",
 	"configWarning":                "environment-specific: the reference warned that bubblewrap was missing on the recording machine",
 	"thread/goal/cleared":          "no thread goals",

@@ -182,6 +182,28 @@ func TestStrictAndStartupConfig(t *testing.T) {
 	d.Stdio().Initialize("lenient", nil)
 }
 
+// --startup-sign-out removes the stored API key first, as the reference
+// does (with --print-startup-config, the launch IDEs use).
+func TestStartupSignOut(t *testing.T) {
+	home := t.TempDir()
+	authFile := filepath.Join(home, "auth.json")
+	if err := os.WriteFile(authFile, []byte(`{"auth_mode":"apikey","OPENAI_API_KEY":"sk-x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, home, "app-server", "--print-startup-config"); code != 0 {
+		t.Fatalf("print-startup-config: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(authFile); err != nil {
+		t.Fatalf("signed out without --startup-sign-out: %v", err)
+	}
+	if code, _, stderr := run(t, home, "app-server", "--print-startup-config", "--startup-sign-out"); code != 0 {
+		t.Fatalf("print-startup-config --startup-sign-out: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(authFile); !os.IsNotExist(err) {
+		t.Fatalf("auth.json after --startup-sign-out: %v", err)
+	}
+}
+
 // generate-json-schema writes the bundle under the reference's names;
 // generate-ts writes one declaration file per type and an index, which a
 // TypeScript compiler accepts when one is at hand.

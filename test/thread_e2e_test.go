@@ -39,7 +39,7 @@ func TestTextTurnAndRead(t *testing.T) {
 	msgs := runTurn(t, c, id, "hi")
 	got := slices.Compact(methods(msgs))
 	want := []string{"response", "thread/status/changed", "turn/started", "item/started", "item/completed", "item/started",
-		"item/agentMessage/delta", "item/completed", "thread/tokenUsage/updated", "thread/status/changed", "turn/completed"}
+		"item/agentMessage/delta", "item/completed", "thread/tokenUsage/updated", "account/rateLimits/updated", "thread/status/changed", "turn/completed"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("turn methods\n got %v\nwant %v", got, want)
 	}

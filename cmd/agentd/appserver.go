@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server"
+	"github.com/agentd-dev/agentd/server/auth"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/transport/wsauth"
@@ -27,9 +28,10 @@ type serveFlags struct {
 	listen             []string
 	stdio              bool
 	printStartupConfig bool
+	// startupSignOut removes the stored sign-in before anything else.
+	startupSignOut bool
 	// Accepted for the reference's launchers; see docs/compatibility.md.
 	analyticsDefaultEnabled bool
-	startupSignOut          bool
 	startupClientInfo       string
 	cloudSkillsSnapshot     string
 	codeModeHost            string
@@ -65,7 +67,7 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 	fl.BoolVar(&f.stdio, "stdio", false, "serve stdio (the same as --listen stdio://)")
 	fl.BoolVar(&f.printStartupConfig, "print-startup-config", false, "check the configuration, print the startup requirements as JSON and exit")
 	fl.BoolVar(&f.analyticsDefaultEnabled, "analytics-default-enabled", false, "accepted for IDE launchers; agentd sends no analytics")
-	fl.BoolVar(&f.startupSignOut, "startup-sign-out", false, "accepted; agentd has no managed sign-in to sign out of")
+	fl.BoolVar(&f.startupSignOut, "startup-sign-out", false, "sign out first: remove the stored API key (<home>/auth.json)")
 	fl.StringVar(&f.startupClientInfo, "startup-client-info", "", "accepted: ClientInfo JSON (checked, then unused)")
 	fl.StringVar(&f.cloudSkillsSnapshot, "cloud-skills-snapshot", "", "accepted and ignored: agentd has no cloud skills")
 	fl.StringVar(&f.codeModeHost, "code-mode-host", "", "accepted and ignored: agentd has no code mode")
@@ -122,6 +124,11 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		var ci protocol.ClientInfo
 		if err := json.Unmarshal([]byte(f.startupClientInfo), &ci); err != nil {
 			return usageError{fmt.Errorf("--startup-client-info: %v", err)}
+		}
+	}
+	if f.startupSignOut {
+		if err := auth.Open(opts.Home).Remove(); err != nil {
+			return err
 		}
 	}
 	if f.printStartupConfig {

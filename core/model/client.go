@@ -19,6 +19,8 @@ type Client struct {
 	http     *http.Client
 	log      *zap.Logger
 	sleep    func(ctx context.Context, d time.Duration) error
+	// apiKey, when set, gives the key of each request (WithAPIKey).
+	apiKey func() string
 
 	// url is the full endpoint, query included; setupErr is set instead
 	// when the provider cannot be used, and every Stream call returns it.
@@ -40,6 +42,14 @@ func WithHTTPClient(hc *http.Client) Option {
 // WithLogger sets the logger (default: none).
 func WithLogger(l *zap.Logger) Option {
 	return func(c *Client) { c.log = l }
+}
+
+// WithAPIKey makes the client ask key for the API key of every request
+// instead of using Provider.APIKey, so that a key that changes while the
+// client lives (a sign-in) is used from the next request on. An empty key
+// sends no Authorization header.
+func WithAPIKey(key func() string) Option {
+	return func(c *Client) { c.apiKey = key }
 }
 
 // WithSleep replaces the wait between connection retries; it must return

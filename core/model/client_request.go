@@ -48,8 +48,12 @@ func endpointURL(p Provider) (string, *Error) {
 func (c *Client) setHeaders(h http.Header, meta CallMeta) {
 	h.Set("Accept", "text/event-stream")
 	h.Set("Content-Type", "application/json")
-	if c.provider.APIKey != "" {
-		h.Set("Authorization", "Bearer "+c.provider.APIKey)
+	key := c.provider.APIKey
+	if c.apiKey != nil {
+		key = c.apiKey()
+	}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
 	}
 	if meta.Originator != "" {
 		h.Set("originator", meta.Originator)
@@ -119,6 +123,7 @@ func (c *Client) open(ctx context.Context, body []byte, model string, meta CallM
 				Message: "expected an event stream from " + c.url + ", got " + ct + ": " + string(b)})
 		}
 	}
+	s.limits = ParseRateLimits(resp.Header)
 	s.start(resp.Body)
 	return s, nil
 }

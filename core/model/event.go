@@ -87,10 +87,14 @@ func (u TokenUsage) Add(o TokenUsage) TokenUsage {
 // has the same effect: a Next blocked on the network returns promptly with
 // context.Canceled (or the context's error). Calling Next until io.EOF
 // after EventCompleted lets the connection be reused. Next itself must not
-// be called from two goroutines at once.
+// be called from two goroutines at once. RateLimits returns what the
+// response's headers said of the rate limits (an empty snapshot of the
+// default bucket when they said nothing); it is known once the stream is
+// open and may be called at any time.
 type Stream interface {
 	Next() (StreamEvent, error)
 	Close() error
+	RateLimits() RateLimitSnapshot
 }
 
 // Provider describes a Responses-compatible endpoint, with the reference's
@@ -100,7 +104,7 @@ type Provider struct {
 	Name               string            // name
 	BaseURL            string            // base_url, e.g. http://127.0.0.1:8080/v1
 	EnvKey             string            // env_key: variable holding the API key
-	APIKey             string            // resolved from EnvKey at startup
+	APIKey             string            // resolved from EnvKey at startup (see WithAPIKey)
 	WireAPI            string            // wire_api: only "responses"
 	RequiresOpenAIAuth bool              // requires_openai_auth
 	RequestMaxRetries  int               // request_max_retries (default 4)

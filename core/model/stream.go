@@ -37,6 +37,7 @@ type sseStream struct {
 	threadID string
 	turnID   string
 
+	limits    RateLimitSnapshot // from the response's headers
 	body      io.ReadCloser
 	timer     *time.Timer // idle timeout; reset by every read that returns data
 	idleFired atomic.Bool
@@ -129,6 +130,10 @@ func (s *sseStream) Next() (StreamEvent, error) {
 	}
 	return ev, err
 }
+
+// RateLimits returns the rate limits of the response's headers; see
+// Stream.
+func (s *sseStream) RateLimits() RateLimitSnapshot { return s.limits }
 
 // Close ends the stream; see Stream.
 func (s *sseStream) Close() error {

@@ -59,6 +59,8 @@ func decide(msg core.EventMsg) persistDecision {
 		return decisionDrop // the item itself arrives through RecordItem
 	case core.RawResponseCompleted:
 		return decisionDrop // TokenCount carries the usage
+	case core.RateLimits:
+		return decisionDrop // account state, not the thread's; the next response reports it again
 	case core.ShutdownComplete:
 		return decisionDrop // a process fact, not a thread fact
 	}

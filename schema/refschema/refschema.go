@@ -116,11 +116,28 @@ func LoadBundle(dir, bundle string) (*V, error) {
 			name, _ := enum[0].(string)
 			v.branch[kind][name] = i
 			if p, ok := props["params"].(map[string]any); ok {
-				v.params[kind][name], _ = p["$ref"].(string)
+				v.params[kind][name] = paramsRef(p)
 			}
 		}
 	}
 	return v, nil
+}
+
+// paramsRef returns the "$ref" of a params schema, also when the params
+// may be null (anyOf [{"$ref": …}, {"type": "null"}]).
+func paramsRef(p map[string]any) string {
+	if ref, ok := p["$ref"].(string); ok {
+		return ref
+	}
+	alts, _ := p["anyOf"].([]any)
+	for _, a := range alts {
+		if m, ok := a.(map[string]any); ok {
+			if ref, ok := m["$ref"].(string); ok {
+				return ref
+			}
+		}
+	}
+	return ""
 }
 
 // Methods returns the methods of a kind ("ClientRequest", "ServerNotification", …)
@@ -165,6 +182,7 @@ var resultOverrides = map[string]string{
 	"config/value/write":      "#/definitions/v2/ConfigWriteResponse",
 	"config/batchWrite":       "#/definitions/v2/ConfigWriteResponse",
 	"configRequirements/read": "#/definitions/v2/ConfigRequirementsReadResponse",
+	"account/logout":          "#/definitions/v2/LogoutAccountResponse",
 }
 
 // Definition returns the raw schema at a "#/definitions/…" reference, or nil.

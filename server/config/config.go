@@ -54,8 +54,9 @@ type Config struct {
 
 	// Model is the model name (model).
 	Model string
-	// Provider is the selected model provider (model_provider), with
-	// defaults applied and its API key resolved from the environment.
+	// Provider is the selected model provider (model_provider, default
+	// openai), with defaults applied and its API key resolved from the
+	// environment.
 	Provider model.Provider
 	// Providers holds every known provider by id: built-ins and
 	// [model_providers.<id>] tables.
@@ -172,16 +173,16 @@ func DefaultLimits() ServerLimits {
 }
 
 // Default returns the configuration used when there is no config file, no
-// override and no OPENAI_API_KEY: the demo provider, on-request approvals,
-// a read-only sandbox.
+// override and no API key in the environment: the openai provider and its
+// default model, on-request approvals, a read-only sandbox.
 func Default(home string) *Config {
 	providers := builtinProviders(func(string) string { return "" })
 	shellEnv, _ := shellEnvPolicy(nil, providers)
 	return &Config{
 		ShellEnv:           shellEnv,
 		Home:               home,
-		Model:              DemoModel,
-		Provider:           providers[DemoProviderID],
+		Model:              DefaultModel,
+		Provider:           providers[OpenAIProviderID],
 		Providers:          providers,
 		ApprovalPolicy:     policy.ApprovalOnRequest,
 		Sandbox:            policy.ReadOnly(),

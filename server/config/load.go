@@ -58,8 +58,7 @@ type Options struct {
 	// Overrides are "key=value" strings from --config, applied in order
 	// on top of the file.
 	Overrides []string
-	// Getenv reads the environment (nil: os.Getenv). Used for API keys and
-	// the default provider choice.
+	// Getenv reads the environment (nil: os.Getenv). Used for API keys.
 	Getenv func(string) string
 	// Strict makes an unknown key an error (an *UnknownFieldError naming
 	// the first one) rather than a warning.
@@ -194,13 +193,9 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		cfg.Providers[id] = finishProvider(p, getenv)
 	}
 
-	providerID := ""
+	providerID := OpenAIProviderID
 	if fc.ModelProvider != nil {
 		providerID = *fc.ModelProvider
-	} else if getenv("OPENAI_API_KEY") != "" {
-		providerID = OpenAIProviderID
-	} else {
-		providerID = DemoProviderID
 	}
 	p, ok := cfg.Providers[providerID]
 	if !ok {
@@ -213,7 +208,9 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 			providerID, providerID, strings.Join(known, ", "))
 	}
 	cfg.Provider = p
-	if p.EnvKey != "" && p.APIKey == "" {
+	// A provider that takes OpenAI auth can be signed in to with
+	// account/login/start, as the reference's is: no warning for it.
+	if p.EnvKey != "" && p.APIKey == "" && !p.RequiresOpenAIAuth {
 		cfg.Warnings = append(cfg.Warnings, Warning{
 			Summary: fmt.Sprintf("Environment variable %s is not set; requests to model provider %q will fail until it is.", p.EnvKey, p.ID),
 		})

@@ -29,14 +29,14 @@ func writeConfig(t *testing.T, body string) string {
 	return home
 }
 
-func TestLoadWithoutFileUsesDemoDefaults(t *testing.T) {
+func TestLoadWithoutFileUsesOpenAIDefaults(t *testing.T) {
 	home := t.TempDir()
 	cfg, err := Load(Options{Home: home, Getenv: env()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Provider.ID != DemoProviderID || cfg.Model != DemoModel {
-		t.Fatalf("provider %q model %q, want demo defaults", cfg.Provider.ID, cfg.Model)
+	if cfg.Provider.ID != OpenAIProviderID || cfg.Model != DefaultModel || cfg.Provider.APIKey != "" {
+		t.Fatalf("provider %q model %q, want the openai defaults", cfg.Provider.ID, cfg.Model)
 	}
 	if cfg.ApprovalPolicy != policy.ApprovalOnRequest || cfg.Sandbox.Mode != policy.SandboxReadOnly {
 		t.Fatalf("policy %q sandbox %q", cfg.ApprovalPolicy, cfg.Sandbox.Mode)
@@ -44,15 +44,30 @@ func TestLoadWithoutFileUsesDemoDefaults(t *testing.T) {
 	if cfg.Server != DefaultLimits() {
 		t.Fatalf("limits %+v", cfg.Server)
 	}
+	// No key warning for a provider one signs in to (account/login/start).
 	if len(cfg.Warnings) != 0 {
 		t.Fatalf("warnings %+v", cfg.Warnings)
 	}
 	if cfg.Path != filepath.Join(home, FileName) {
 		t.Fatalf("path %q", cfg.Path)
 	}
+	def := Default(home)
+	if def.Provider.ID != cfg.Provider.ID || def.Model != cfg.Model {
+		t.Fatalf("Default(): provider %q model %q, Load: %q %q", def.Provider.ID, def.Model, cfg.Provider.ID, cfg.Model)
+	}
 }
 
-func TestOpenAIKeySelectsOpenAI(t *testing.T) {
+func TestDemoProviderIsSelectedExplicitly(t *testing.T) {
+	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env(), Overrides: []string{`model_provider="demo"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Provider.ID != DemoProviderID || cfg.Model != DemoModel || len(cfg.Warnings) != 0 {
+		t.Fatalf("provider %q model %q warnings %+v", cfg.Provider.ID, cfg.Model, cfg.Warnings)
+	}
+}
+
+func TestOpenAIKeyFromTheEnvironment(t *testing.T) {
 	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env("OPENAI_API_KEY", "sk-test")})
 	if err != nil {
 		t.Fatal(err)
@@ -226,12 +241,23 @@ func TestFeatures(t *testing.T) {
 }
 
 func TestMissingAPIKeyIsAWarning(t *testing.T) {
-	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env(), Overrides: []string{"model_provider=openai"}})
+	custom := "[model_providers.mock]\nbase_url = \"http://127.0.0.1:9/v1\"\nenv_key = \"MOCK_KEY\"\n"
+	cfg, err := Load(Options{Home: writeConfig(t, custom), Getenv: env(), Overrides: []string{"model_provider=mock"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Summary, "OPENAI_API_KEY") {
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Summary, "Environment variable MOCK_KEY is not set") {
 		t.Fatalf("warnings %+v", cfg.Warnings)
+	}
+	// A provider that takes OpenAI auth gets none: one signs in to it.
+	for _, o := range [][]string{{"model_provider=openai"}, {"model_provider=mock", "model_providers.mock.requires_openai_auth=true"}} {
+		cfg, err := Load(Options{Home: writeConfig(t, custom), Getenv: env(), Overrides: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cfg.Warnings) != 0 {
+			t.Fatalf("%v: warnings %+v", o, cfg.Warnings)
+		}
 	}
 }
 

@@ -9,11 +9,12 @@ import (
 
 // Built-in provider ids.
 const (
-	// DemoProviderID is the offline demo provider: no network, no key. It
-	// is the default when no provider is configured and OPENAI_API_KEY is
-	// not set, so that a fresh install answers something.
+	// DemoProviderID is the offline demo provider: no network, no key.
+	// Select it with model_provider = "demo" (`make run` does).
 	DemoProviderID = "demo"
-	// OpenAIProviderID is the OpenAI Responses API.
+	// OpenAIProviderID is the OpenAI Responses API, the default provider
+	// as in the reference. Its key is the one stored by account/login/start
+	// (<home>/auth.json), else $OPENAI_API_KEY.
 	OpenAIProviderID = "openai"
 )
 

@@ -31,7 +31,13 @@ func start(t *testing.T) (*Client, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 	t.Cleanup(cancel)
-	c, err := Start(ctx, config.Default(t.TempDir()), zaptest.NewLogger(t), Options{ClientInfo: ClientInfo{Name: "inprocess-test", Version: "1.0"}})
+	// The built-in offline demo model, selected explicitly (the default
+	// provider is openai).
+	cfg, err := config.Load(config.Options{Home: t.TempDir(), Overrides: []string{`model_provider="demo"`}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(ctx, cfg, zaptest.NewLogger(t), Options{ClientInfo: ClientInfo{Name: "inprocess-test", Version: "1.0"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,15 +70,6 @@ func readStateUpdate(context.Context, *rpc.Request, *protocol.ThreadReadStateUpd
 	return &protocol.ThreadReadStateUpdateResponse{ReadState: protocol.ThreadReadState{Revision: uuid.NewString()}}, nil
 }
 
-func (sv *service) accountRead(_ context.Context, _ *rpc.Request, _ *protocol.GetAccountParams) (*protocol.GetAccountResponse, error) {
-	p := sv.cfg.Provider
-	resp := protocol.GetAccountResponse{RequiresOpenaiAuth: p.RequiresOpenAIAuth}
-	if p.APIKey != "" {
-		resp.Account = &protocol.Account{APIKey: &protocol.Empty{}}
-	}
-	return &resp, nil
-}
-
 // modelList lists the models agentd can serve: the configured one and the
 // built-in demo model.
 func (sv *service) modelList(_ context.Context, _ *rpc.Request, _ *protocol.ModelListParams) (*protocol.ModelListResponse, error) {

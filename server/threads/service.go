@@ -12,6 +12,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/model/demo"
 	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/server/auth"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
 )
@@ -28,7 +29,7 @@ type Options struct {
 }
 
 // service is the thread layer of the daemon: the loaded threads, the
-// rollout store, and the model clients.
+// rollout store, the model clients and the sign-in they use.
 type service struct {
 	s       *rpc.Server
 	cfg     *config.Config
@@ -36,6 +37,7 @@ type service struct {
 	version string
 	store   *rollout.Store
 	cwd     string
+	auth    *auth.Store
 
 	threads *registry
 
@@ -64,7 +66,11 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	sv := &service{s: s, cfg: opts.Config, log: log, version: opts.Version, cwd: opts.Cwd, clients: map[string]*model.Client{}}
+	sv := &service{s: s, cfg: opts.Config, log: log, version: opts.Version, cwd: opts.Cwd, clients: map[string]*model.Client{},
+		auth: auth.Open(opts.Config.Home)}
+	if problem := sv.auth.Problem(); problem != "" {
+		log.Warn("the stored sign-in cannot be used", zap.String("problem", problem))
+	}
 	var err error
 	sv.store, err = rollout.Open(sv.cfg.Home, rollout.Options{
 		Version:   opts.Version,
@@ -110,6 +116,10 @@ func (sv *service) register() {
 	// What clients such as the Codex TUI call at startup. Features agentd
 	// does not have get an honest empty answer, never an invented one.
 	rpc.Handle(s, "account/read", sv.accountRead)
+	rpc.Handle(s, "account/login/start", sv.accountLoginStart)
+	rpc.Handle(s, "account/login/cancel", accountLoginCancel)
+	rpc.Handle(s, "account/logout", sv.accountLogout)
+	rpc.Handle(s, "account/rateLimits/read", sv.accountRateLimitsRead)
 	rpc.Handle(s, "model/list", sv.modelList)
 	rpc.Handle(s, "permissionProfile/list", permissionProfileList)
 	rpc.Handle(s, "configRequirements/read", configRequirementsRead)
@@ -146,7 +156,11 @@ func (sv *service) client(p model.Provider) (*model.Client, model.Provider, erro
 	if c, ok := sv.clients[key]; ok {
 		return c, p, nil
 	}
-	c := model.NewClient(p, model.WithLogger(sv.log.Named("model")))
+	opts := []model.Option{model.WithLogger(sv.log.Named("model"))}
+	if key := sv.apiKeyFor(p); key != nil {
+		opts = append(opts, model.WithAPIKey(key))
+	}
+	c := model.NewClient(p, opts...)
 	sv.clients[key] = c
 	return c, p, nil
 }

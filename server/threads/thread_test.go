@@ -28,7 +28,10 @@ type fixture struct {
 
 func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 	t.Helper()
-	cfg := config.Default(t.TempDir())
+	cfg, err := config.Load(config.Options{Home: t.TempDir(), Overrides: []string{`model_provider="demo"`}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if mutate != nil {
 		mutate(cfg)
 	}
