@@ -104,19 +104,19 @@ func (s *Session) rememberDecision(d Decision, argv []string) {
 }
 
 // declined ends a command or patch item the user did not let run, and
-// says so to the model. A cancel also interrupts the turn.
-func (s *Session) declined(t *turn, c *toolCall, d Decision, complete func(ItemStatus)) model.ResponseItem {
+// returns what to tell the model. A cancel also interrupts the turn.
+func (s *Session) declined(t *turn, c *toolCall, d Decision, complete func(ItemStatus)) string {
 	switch d.Kind {
 	case DecisionFailed:
 		complete(StatusFailed)
-		return c.output(fmt.Sprintf("%s was not run: the approval request failed: %s", c.name, d.Message))
+		return fmt.Sprintf("%s was not run: the approval request failed: %s", c.name, d.Message)
 	case DecisionCancel:
 		complete(StatusDeclined)
 		t.abort(AbortInterrupted)
-		return c.output(fmt.Sprintf("%s was not run: the user cancelled it and stopped the turn", c.name))
+		return fmt.Sprintf("%s was not run: the user cancelled it and stopped the turn", c.name)
 	}
 	complete(StatusDeclined)
-	return c.output(fmt.Sprintf("%s was not run: the user declined it", c.name))
+	return fmt.Sprintf("%s was not run: the user declined it", c.name)
 }
 
 func accepted(d Decision) bool {
@@ -155,10 +155,10 @@ func (s *Session) startCommand(ctx context.Context, t *turn, c *toolCall, item *
 		return dec, c.output(c.name + " was not run: the turn ended before the user answered"), false
 	}
 	if !accepted(d) {
-		return dec, s.declined(t, c, d, func(st ItemStatus) {
+		return dec, c.output(s.declined(t, c, d, func(st ItemStatus) {
 			item.Status = st
 			s.emit(t.subID, t.id, ItemCompleted{Item: *item})
-		}), false
+		})), false
 	}
 	s.rememberDecision(d, item.Argv)
 	item.Source = runSource
@@ -177,7 +177,8 @@ func resolveWorkdir(turnCwd, workdir string) string {
 	return workdir
 }
 
-// runExecCommand is the exec_command tool.
+// runExecCommand is the exec_command tool. A command that runs
+// apply_patch is the apply_patch tool.
 func (s *Session) runExecCommand(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
 	args, err := exec.ParseExecArgs([]byte(c.args))
 	if err != nil {
@@ -185,6 +186,11 @@ func (s *Session) runExecCommand(ctx context.Context, t *turn, c *toolCall) mode
 	}
 	argv := args.Argv(exec.DetectShell())
 	cwd := resolveWorkdir(t.tc.Cwd, args.Workdir)
+	start := time.Now()
+	if out, ok := s.interceptPatch(ctx, t, c, argv, cwd); ok {
+		// As the reference: the patch's output inside exec_command's.
+		return c.output(fmt.Sprintf("Wall time: %.4f seconds\nOutput:\n%s", time.Since(start).Seconds(), out))
+	}
 	item := CommandExecutionItem{
 		ID: c.callID, Command: policy.ShellQuote(argv), Argv: argv, Cwd: cwd,
 		Status: StatusInProgress, Actions: policy.ParseCommandActions(argv),

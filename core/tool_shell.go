@@ -42,9 +42,13 @@ func (s *Session) runLocalShell(ctx context.Context, t *turn, c *toolCall) model
 // runToEnd runs a one-shot command (shell, shell_command, local_shell)
 // through the same approvals, sandbox and item as exec_command, but to
 // its end or its timeout, and answers with format's text of the result.
+// A command that runs apply_patch is the apply_patch tool.
 func (s *Session) runToEnd(ctx context.Context, t *turn, c *toolCall, args exec.ShellArgs, format func(*exec.Result) string) model.ResponseItem {
 	argv := args.CommandArgv(exec.DetectShell())
 	cwd := resolveWorkdir(t.tc.Cwd, args.Workdir)
+	if out, ok := s.interceptPatch(ctx, t, c, argv, cwd); ok {
+		return c.output(out)
+	}
 	item := CommandExecutionItem{
 		ID: c.callID, Command: policy.ShellQuote(argv), Argv: argv, Cwd: cwd,
 		Status: StatusInProgress, Actions: policy.ParseCommandActions(argv),

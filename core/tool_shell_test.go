@@ -2,6 +2,9 @@ package core
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -253,5 +256,55 @@ func TestDynamicToolShadowsShellSpec(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d tools named shell", n)
+	}
+}
+
+// A shell form that runs apply_patch is the apply_patch tool: a
+// fileChange item (no command item), the file written, the tool's output.
+func TestShellFormsRunApplyPatch(t *testing.T) {
+	body := func(name string) string { return "*** Begin Patch\n*** Add File: " + name + "\n+made\n*** End Patch\n" }
+	heredoc := func(name string) string { return "apply_patch <<'EOF'\n" + body(name) + "EOF\n" }
+	cases := []struct {
+		call model.ResponseItem
+		file string
+	}{
+		{functionCall("c1", "shell", map[string]any{"command": []string{"apply_patch", body("one.txt")}}), "one.txt"},
+		{functionCall("c1", "shell", map[string]any{"command": []string{"bash", "-lc", heredoc("two.txt")}}), "two.txt"},
+		{functionCall("c1", "shell_command", map[string]any{"command": "cd sub && " + heredoc("three.txt")}), "sub/three.txt"},
+		{execCall("c1", heredoc("four.txt"), nil), "four.txt"},
+		{localShellCall("l1", "c1", map[string]any{"type": "exec", "command": []string{"applypatch", body("five.txt")}}), "five.txt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			c := newFakeClient(t, script{events: callEvents(tc.call)}, script{events: textEvents("msg_1", "done")})
+			s := newTestSession(t, c, func(cfg *Config) {
+				cfg.Cwd, cfg.ApprovalPolicy, cfg.Sandbox = dir, policy.ApprovalNever, policy.WorkspaceWrite()
+			})
+			col := collect(t, s, nil)
+			s.Call(ctx10(t), userInput("go"))
+			evs := col.waitFor(turnEnded)
+			if started, _ := commandItems(evs); len(started) != 0 {
+				t.Fatalf("command items for an apply_patch invocation: %+v", started)
+			}
+			if len(eventsOf[PatchApplyEnd](evs)) != 1 {
+				t.Fatalf("no patch applied: %s", kinds(evs))
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, tc.file)); err != nil || string(b) != "made\n" {
+				t.Fatalf("%s: %q, %v", tc.file, b, err)
+			}
+			// exec_command wraps the patch's output in its own, as the
+			// reference does.
+			want := regexp.MustCompile(`^Exit code: 0\nWall time: \d+(\.\d)? seconds\nOutput:\nSuccess. Updated the following files:\nA `)
+			if tc.call.Name() == "exec_command" {
+				want = regexp.MustCompile(`^Wall time: \d+\.\d{4} seconds\nOutput:\nExit code: 0\nWall time: \d+(\.\d)? seconds\nOutput:\nSuccess`)
+			}
+			if out := outputOf(t, c.requests()[1], "c1"); !want.MatchString(out) {
+				t.Fatalf("output %q", out)
+			}
+		})
 	}
 }

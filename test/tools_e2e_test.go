@@ -147,7 +147,7 @@ sandbox_mode = "danger-full-access"`)})
 }
 
 // apply_patch called as a JSON function edits files like the freeform
-// tool.
+// tool; so does apply_patch run as a command through a shell tool.
 func TestApplyPatchJSONFunction(t *testing.T) {
 	work := t.TempDir()
 	m := mockmodel.New(t)
@@ -155,6 +155,9 @@ func TestApplyPatchJSONFunction(t *testing.T) {
 		mockmodel.Reply("resp_1", mockmodel.ApplyPatchFunction("c_patch", "*** Begin Patch\n*** Add File: notes.txt\n+from the function form\n*** End Patch\n"),
 			mockmodel.Completed("resp_1", usage())),
 		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "patched"), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.Shell("c_shell_patch", "apply_patch", "*** Begin Patch\n*** Add File: more.txt\n+through the shell\n*** End Patch\n"),
+			mockmodel.Completed("resp_3", usage())),
+		mockmodel.Reply("resp_4", mockmodel.Text("msg_4", "patched again"), mockmodel.Completed("resp_4", usage())),
 	)
 	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "never"
 sandbox_mode = "workspace-write"`)})
@@ -173,6 +176,19 @@ sandbox_mode = "workspace-write"`)})
 	}
 	out, _ := m.Requests()[1].ToolOutput("c_patch")
 	if !strings.HasPrefix(out, "Exit code: 0\nWall time: ") {
+		t.Fatalf("the model read %q", out)
+	}
+
+	msgs = runTurn(t, c, id, "write more")
+	if got := readFile(t, filepath.Join(work, "more.txt")); got != "through the shell\n" {
+		t.Fatalf("more.txt = %q", got)
+	}
+	for _, msg := range msgs {
+		if msg.Method == "item/started" && str(unmarshal(t, msg.Params), "item", "type") == "commandExecution" {
+			t.Fatalf("apply_patch through the shell ran as a command: %s", msg.Raw)
+		}
+	}
+	if out, _ := m.Requests()[3].ToolOutput("c_shell_patch"); !strings.Contains(out, "Success. Updated the following files:\nA more.txt") {
 		t.Fatalf("the model read %q", out)
 	}
 }
@@ -312,5 +328,56 @@ sandbox_mode = "danger-full-access"`)})
 	}
 	if _, err := os.Stat(filepath.Join(work, "other")); err == nil {
 		t.Fatal("the declined command ran")
+	}
+}
+
+// A local_shell_call and its answer are kept in the rollout: after a
+// restart and a resume, the model's next request replays the call as it
+// came and its function_call_output, and thread/resume shows the command.
+func TestLocalShellCallReplayedAfterRestart(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.LocalShellAction("c_local", map[string]any{
+			"type": "exec", "command": []string{"sh", "-c", "echo from-local"}, "timeout_ms": 5000, "env": map[string]any{}}),
+			mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "first done"), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.Text("msg_3", "second done"), mockmodel.Completed("resp_3", usage())),
+	)
+	home, work := shortTempDir(t), t.TempDir()
+	cfg := mockConfig(m, `approval_policy = "never"
+sandbox_mode = "danger-full-access"`)
+	d := Start(t, Options{Home: home, ConfigTOML: cfg})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	runTurn(t, c, id, "run it")
+	d.CloseStdin()
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	d2 := Start(t, Options{Home: home})
+	c2 := d2.Stdio()
+	c2.Initialize("e2e", nil)
+	res := unmarshal(t, WantResult(t, c2.Call("thread/resume", map[string]any{"threadId": id})))
+	items, _ := path(res, "thread", "turns", 0, "items").([]any)
+	i := slices.IndexFunc(items, func(it any) bool { return str(it, "type") == "commandExecution" && str(it, "id") == "c_local" })
+	if i < 0 || str(items[i], "command") != "sh -c 'echo from-local'" || str(items[i], "aggregatedOutput") != "from-local\n" {
+		t.Fatalf("resumed items %v", items)
+	}
+	runTurn(t, c2, id, "again")
+	reqs := m.Requests()
+	first, last := reqs[1].Input(), reqs[2].Input()
+	call := slices.IndexFunc(last, func(it map[string]any) bool { return it["type"] == "local_shell_call" })
+	if call < 0 || call+1 >= len(last) {
+		t.Fatalf("no local_shell_call in the request after the restart: %v", last)
+	}
+	want, _ := json.Marshal(first[slices.IndexFunc(first, func(it map[string]any) bool { return it["type"] == "local_shell_call" })])
+	if got, _ := json.Marshal(last[call]); string(got) != string(want) {
+		t.Fatalf("call replayed as %s, sent as %s", got, want)
+	}
+	if out := last[call+1]; out["type"] != "function_call_output" || out["call_id"] != "c_local" ||
+		!strings.HasPrefix(out["output"].(string), `{"output":"from-local\n"`) {
+		t.Fatalf("answer after the call: %v", out)
 	}
 }

@@ -139,6 +139,12 @@ func TestShellOutputFormats(t *testing.T) {
 	if got, want := r.StructuredText(), `{"output":"command timed out after 2000 milliseconds\npartial\n","metadata":{"exit_code":124,"duration_seconds":2.0}}`; got != want {
 		t.Errorf("timeout:\n got %s\nwant %s", got, want)
 	}
+	for d, want := range map[time.Duration]string{0: "0", 40 * time.Millisecond: "0", 60 * time.Millisecond: "0.1",
+		1500 * time.Millisecond: "1.5", 12 * time.Second: "12", 2960 * time.Millisecond: "3"} {
+		if got := WallSeconds(d); got != want {
+			t.Errorf("WallSeconds(%v) = %q, want %q", d, got, want)
+		}
+	}
 	// A long output is cut in the middle, with the line count.
 	long := strings.Repeat("0123456789abcdef\n", 5000)
 	r = &Result{Aggregated: long}

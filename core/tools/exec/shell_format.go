@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // shellContent is the output the model reads of a command run to its
@@ -19,8 +20,15 @@ func (r *Result) shellContent() string {
 }
 
 // wallSeconds is the run time rounded to a tenth of a second.
-func (r *Result) wallSeconds() float64 {
-	return math.Round(r.Duration.Seconds()*10) / 10
+func (r *Result) wallSeconds() float64 { return roundTenth(r.Duration) }
+
+func roundTenth(d time.Duration) float64 { return math.Round(d.Seconds()*10) / 10 }
+
+// WallSeconds formats a run time as the reference's text outputs do
+// (shell_command, apply_patch): rounded to a tenth of a second, without a
+// trailing ".0" ("0", "1.5", "12").
+func WallSeconds(d time.Duration) string {
+	return strconv.FormatFloat(roundTenth(d), 'f', -1, 64)
 }
 
 // StructuredText formats a finished command for the shell function and
@@ -70,7 +78,7 @@ func (r *Result) FreeformText() string {
 	out := TruncateForModel(content, DefaultMaxOutputTokens)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Exit code: %d\n", r.ExitCode)
-	fmt.Fprintf(&b, "Wall time: %s seconds\n", strconv.FormatFloat(r.wallSeconds(), 'f', -1, 64))
+	fmt.Fprintf(&b, "Wall time: %s seconds\n", WallSeconds(r.Duration))
 	if out != content {
 		fmt.Fprintf(&b, "Total output lines: %d\n", lineCount(content))
 	}
