@@ -298,9 +298,9 @@ func TestShellFormsRunApplyPatch(t *testing.T) {
 			}
 			// exec_command wraps the patch's output in its own, as the
 			// reference does.
-			want := regexp.MustCompile(`^Exit code: 0\nWall time: \d+(\.\d)? seconds\nOutput:\nSuccess. Updated the following files:\nA `)
+			want := regexp.MustCompile(`^Exit code: 0\nWall time: \d+(\.[1-9])? seconds\nOutput:\nSuccess. Updated the following files:\nA `)
 			if tc.call.Name() == "exec_command" {
-				want = regexp.MustCompile(`^Wall time: \d+\.\d{4} seconds\nOutput:\nExit code: 0\nWall time: \d+(\.\d)? seconds\nOutput:\nSuccess`)
+				want = regexp.MustCompile(`^Wall time: \d+\.\d{4} seconds\nOutput:\nExit code: 0\nWall time: \d+(\.[1-9])? seconds\nOutput:\nSuccess`)
 			}
 			if out := outputOf(t, c.requests()[1], "c1"); !want.MatchString(out) {
 				t.Fatalf("output %q", out)

@@ -347,7 +347,7 @@ func TestPatchAutoApplied(t *testing.T) {
 		t.Fatalf("patch events %v", kinds)
 	}
 	// The reference's shape: the time to a tenth, without a trailing ".0".
-	if out := outputOf(t, c.requests()[1], "call_1"); !regexp.MustCompile(`^Exit code: 0\nWall time: \d+(\.\d)? seconds\nOutput:\nSuccess. Updated the following files:\nA hello.txt\n$`).MatchString(out) {
+	if out := outputOf(t, c.requests()[1], "call_1"); !regexp.MustCompile(`^Exit code: 0\nWall time: \d+(\.[1-9])? seconds\nOutput:\nSuccess. Updated the following files:\nA hello.txt\n$`).MatchString(out) {
 		t.Fatalf("model got %q", out)
 	}
 }
