@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/core/catalog"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
@@ -57,6 +58,10 @@ type Config struct {
 	// first environment context.
 	ProjectDoc   projectdoc.Doc
 	DynamicTools []DynamicToolSpec
+	// ToolFamily says which shell tool family and apply_patch form a model
+	// is offered (by name: a turn may change the model); nil offers
+	// catalog.Default to every model.
+	ToolFamily func(model string) catalog.Tools
 
 	Originator string
 	UserAgent  string

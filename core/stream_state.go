@@ -139,6 +139,14 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		st.previewDone(item.ID())
 		st.s.record(st.t.id, item)
 		return newToolCall(item)
+	case model.TypeLocalShellCall:
+		st.s.record(st.t.id, item)
+		if item.CallID() == "" && item.ID() == "" {
+			// Nothing could name the answer: the call stays unanswered.
+			st.s.log.Warn("local_shell_call without call_id or id; not run")
+			return nil
+		}
+		return newToolCall(item)
 	default:
 		st.s.record(st.t.id, item)
 		return nil

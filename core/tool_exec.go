@@ -104,19 +104,19 @@ func (s *Session) rememberDecision(d Decision, argv []string) {
 }
 
 // declined ends a command or patch item the user did not let run, and
-// says so to the model. A cancel also interrupts the turn.
-func (s *Session) declined(t *turn, c *toolCall, d Decision, complete func(ItemStatus)) model.ResponseItem {
+// returns what to tell the model. A cancel also interrupts the turn.
+func (s *Session) declined(t *turn, c *toolCall, d Decision, complete func(ItemStatus)) string {
 	switch d.Kind {
 	case DecisionFailed:
 		complete(StatusFailed)
-		return c.output(fmt.Sprintf("%s was not run: the approval request failed: %s", c.name, d.Message))
+		return fmt.Sprintf("%s was not run: the approval request failed: %s", c.name, d.Message)
 	case DecisionCancel:
 		complete(StatusDeclined)
 		t.abort(AbortInterrupted)
-		return c.output(fmt.Sprintf("%s was not run: the user cancelled it and stopped the turn", c.name))
+		return fmt.Sprintf("%s was not run: the user cancelled it and stopped the turn", c.name)
 	}
 	complete(StatusDeclined)
-	return c.output(fmt.Sprintf("%s was not run: the user declined it", c.name))
+	return fmt.Sprintf("%s was not run: the user declined it", c.name)
 }
 
 func accepted(d Decision) bool {
@@ -127,66 +127,89 @@ func accepted(d Decision) bool {
 	return false
 }
 
-// runExecCommand is the exec_command tool.
+// startCommand applies the approval policy to a command the model wants
+// to run (item, not yet started): it refuses it, asks the user, or lets
+// it run, and emits the item's start. While the user is asked, the item's
+// source is "agent"; once it may run, runSource. ok is false when the
+// command must not run: out then answers the call.
+func (s *Session) startCommand(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, runSource CommandSource, justification string, escalate bool) (dec policy.ExecDecision, out model.ResponseItem, ok bool) {
+	dec = s.execDecision(t.tc, item.Argv, escalate)
+	if dec.Reject != "" {
+		return dec, c.output(dec.Reject), false
+	}
+	if !dec.Ask {
+		item.Source = runSource
+		s.emit(t.subID, t.id, ItemStarted{Item: *item})
+		return dec, model.ResponseItem{}, true
+	}
+	item.Source = SourceAgent
+	reason := dec.Reason
+	if reason == "" {
+		reason = justification
+	}
+	d, answered := s.askApproval(ctx, t, c.callID, ExecApprovalRequest{
+		CallID: c.callID, Command: item.Argv, Cwd: item.Cwd, Reason: reason, Actions: item.Actions,
+		ProposedAmendment: dec.ProposedAmendment, AvailableDecisions: decisionKinds(dec.AvailableDecisions),
+	}, func() { s.emit(t.subID, t.id, ItemStarted{Item: *item}) })
+	if !answered {
+		return dec, c.output(c.name + " was not run: the turn ended before the user answered"), false
+	}
+	if !accepted(d) {
+		return dec, c.output(s.declined(t, c, d, func(st ItemStatus) {
+			item.Status = st
+			s.emit(t.subID, t.id, ItemCompleted{Item: *item})
+		})), false
+	}
+	s.rememberDecision(d, item.Argv)
+	item.Source = runSource
+	return dec, model.ResponseItem{}, true
+}
+
+// resolveWorkdir is the directory a call asks for, relative to the
+// turn's.
+func resolveWorkdir(turnCwd, workdir string) string {
+	if workdir == "" {
+		return turnCwd
+	}
+	if !filepath.IsAbs(workdir) {
+		return filepath.Join(turnCwd, workdir)
+	}
+	return workdir
+}
+
+// runExecCommand is the exec_command tool. A command that runs
+// apply_patch is the apply_patch tool.
 func (s *Session) runExecCommand(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
 	args, err := exec.ParseExecArgs([]byte(c.args))
 	if err != nil {
 		return c.output("exec_command: " + err.Error())
 	}
-	sh := exec.DetectShell()
-	if args.Shell != "" {
-		sh = exec.Shell{Path: args.Shell}
-	}
-	argv := args.Argv(sh)
-	cwd := t.tc.Cwd
-	if args.Workdir != "" {
-		cwd = args.Workdir
-		if !filepath.IsAbs(cwd) {
-			cwd = filepath.Join(t.tc.Cwd, cwd)
-		}
-	}
-	dec := s.execDecision(t.tc, argv, args.Escalate())
-	if dec.Reject != "" {
-		return c.output(dec.Reject)
+	argv := args.Argv(exec.DetectShell())
+	cwd := resolveWorkdir(t.tc.Cwd, args.Workdir)
+	start := time.Now()
+	if out, ok := s.interceptPatch(ctx, t, c, argv, cwd); ok {
+		// As the reference: the patch's output inside exec_command's.
+		return c.output(fmt.Sprintf("Wall time: %.4f seconds\nOutput:\n%s", time.Since(start).Seconds(), out))
 	}
 	item := CommandExecutionItem{
 		ID: c.callID, Command: policy.ShellQuote(argv), Argv: argv, Cwd: cwd,
-		Status: StatusInProgress, Source: SourceUnifiedExecStart, Actions: policy.ParseCommandActions(argv),
+		Status: StatusInProgress, Actions: policy.ParseCommandActions(argv),
 	}
-	complete := func(st ItemStatus) {
-		item.Status = st
-		s.emit(t.subID, t.id, ItemCompleted{Item: item})
+	dec, out, ok := s.startCommand(ctx, t, c, &item, SourceUnifiedExecStart, args.Justification, args.Escalate())
+	if !ok {
+		return out
 	}
-	if dec.Ask {
-		item.Source = SourceAgent
-		reason := dec.Reason
-		if reason == "" {
-			reason = args.Justification
-		}
-		d, ok := s.askApproval(ctx, t, c.callID, ExecApprovalRequest{
-			CallID: c.callID, Command: argv, Cwd: cwd, Reason: reason, Actions: item.Actions,
-			ProposedAmendment: dec.ProposedAmendment, AvailableDecisions: decisionKinds(dec.AvailableDecisions),
-		}, func() { s.emit(t.subID, t.id, ItemStarted{Item: item}) })
-		if !ok {
-			return c.output("exec_command was not run: the turn ended before the user answered")
-		}
-		if !accepted(d) {
-			return s.declined(t, c, d, complete)
-		}
-		s.rememberDecision(d, argv)
-		item.Source = SourceUnifiedExecStart
-	} else {
-		s.emit(t.subID, t.id, ItemStarted{Item: item})
+	req := exec.Request{
+		Argv: argv, Cwd: cwd, Env: exec.ModelEnv(args.TTY), TTY: args.TTY,
+		YieldTime: args.YieldTime, MaxOutputTokens: args.MaxOutputTokens,
 	}
-	res, err := s.execute(ctx, t, c, &item, argv, cwd, args, dec.Sandboxed)
+	res, err := s.execute(ctx, t, c, &item, req, dec.Sandboxed)
 	if err == nil && dec.Sandboxed && !res.Running && policy.LikelySandboxDenial(res.ExitCode, res.Aggregated) {
-		res, err = s.retryUnsandboxed(ctx, t, c, &item, argv, cwd, args, res, dec.Ask)
+		res, err = s.retryUnsandboxed(ctx, t, c, &item, req, res, dec.Ask)
 	}
 	if err != nil && res == nil {
-		out := err.Error()
-		item.AggregatedOutput = &out
-		complete(StatusFailed)
-		return c.output("exec_command failed to start: " + out)
+		s.failCommand(t, &item, err)
+		return c.output("exec_command failed to start: " + err.Error())
 	}
 	if res.Running {
 		item.ProcessID = fmt.Sprint(res.SessionID)
@@ -199,24 +222,30 @@ func (s *Session) runExecCommand(ctx context.Context, t *turn, c *toolCall) mode
 	return c.output(res.ModelText())
 }
 
-// execute starts the command, sandboxed or not, streaming its output as
-// deltas of the item.
-func (s *Session) execute(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, argv []string, cwd string, args exec.ExecArgs, sandboxed bool) (*exec.Result, error) {
-	var launcher *policy.Launcher
+// failCommand ends the item of a command that could not start.
+func (s *Session) failCommand(t *turn, item *CommandExecutionItem, err error) {
+	out := err.Error()
+	item.AggregatedOutput = &out
+	item.Status = StatusFailed
+	s.emit(t.subID, t.id, ItemCompleted{Item: *item})
+}
+
+// execute starts req (the command, its directory, variables and timing),
+// sandboxed or not, streaming its output as deltas of the item.
+func (s *Session) execute(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, req exec.Request, sandboxed bool) (*exec.Result, error) {
+	req.Sandbox = nil
 	if sandboxed {
 		var err error
-		if launcher, err = s.launcher(t.tc.Sandbox); err != nil {
+		if req.Sandbox, err = s.launcher(t.tc.Sandbox); err != nil {
 			return nil, err
 		}
 	}
-	s.emit(t.subID, t.id, ExecCommandBegin{CallID: c.callID, Command: argv, Cwd: cwd, Source: item.Source})
-	return s.exec.mgr.Start(ctx, exec.Request{
-		Argv: argv, Cwd: cwd, BaseEnv: s.commandEnv(), Env: exec.ModelEnv(args.TTY), TTY: args.TTY,
-		YieldTime: args.YieldTime, MaxOutputTokens: args.MaxOutputTokens, Sandbox: launcher,
-		OnOutput: func(stream string, chunk []byte) {
-			s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: c.callID, Stream: OutputStream(stream), Chunk: chunk})
-		},
-	})
+	s.emit(t.subID, t.id, ExecCommandBegin{CallID: c.callID, Command: req.Argv, Cwd: req.Cwd, Source: item.Source})
+	req.BaseEnv = s.commandEnv()
+	req.OnOutput = func(stream string, chunk []byte) {
+		s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: c.callID, Stream: OutputStream(stream), Chunk: chunk})
+	}
+	return s.exec.mgr.Start(ctx, req)
 }
 
 // launcher returns the sandbox launcher for a policy.
@@ -235,7 +264,8 @@ func (s *Session) launcher(p policy.SandboxPolicy) (*policy.Launcher, error) {
 // to have stopped, when the policy allows it. It asks first when the
 // policy says so, unless the user approved this very command already
 // (approved): one approval per command, as the reference asks.
-func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, argv []string, cwd string, args exec.ExecArgs, first *exec.Result, approved bool) (*exec.Result, error) {
+func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, item *CommandExecutionItem, req exec.Request, first *exec.Result, approved bool) (*exec.Result, error) {
+	argv := req.Argv
 	dec := policy.DecideRetryAfterSandboxDenial(policy.ExecContext{
 		Policy: t.tc.ApprovalPolicy, Sandbox: t.tc.Sandbox, Argv: argv, Approved: s.approvals,
 		SandboxAvailable: s.sandboxCaps().Supports(t.tc.Sandbox),
@@ -246,7 +276,7 @@ func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, it
 	if dec.Ask && !approved {
 		ch := t.await(c.callID)
 		s.emit(t.subID, t.id, ExecApprovalRequest{
-			CallID: c.callID, Command: argv, Cwd: cwd, Reason: dec.Reason, Actions: item.Actions,
+			CallID: c.callID, Command: argv, Cwd: req.Cwd, Reason: dec.Reason, Actions: item.Actions,
 			ProposedAmendment: dec.ProposedAmendment, AvailableDecisions: decisionKinds(dec.AvailableDecisions),
 		})
 		var d Decision
@@ -262,7 +292,7 @@ func (s *Session) retryUnsandboxed(ctx context.Context, t *turn, c *toolCall, it
 		}
 		s.rememberDecision(d, argv)
 	}
-	return s.execute(ctx, t, c, item, argv, cwd, args, false)
+	return s.execute(ctx, t, c, item, req, false)
 }
 
 // finishCommand completes a command item with its result.

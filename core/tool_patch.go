@@ -7,13 +7,14 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/agentd-dev/agentd/core/tools/patch"
 )
 
-// runApplyPatch is the apply_patch tool: parse, plan, ask if the policy
-// says so, then apply all or nothing, and report the turn's diff.
+// runApplyPatch is the apply_patch tool, freeform or JSON: parse, plan,
+// ask if the policy says so, then apply all or nothing, and report the
+// turn's diff.
 func (s *Session) runApplyPatch(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
-	start := time.Now()
 	input := c.args
 	if !c.custom {
 		var err error
@@ -21,18 +22,36 @@ func (s *Session) runApplyPatch(ctx context.Context, t *turn, c *toolCall) model
 			return c.output("apply_patch: " + err.Error())
 		}
 	}
+	return c.output(s.applyPatch(ctx, t, c, input, t.tc.Cwd))
+}
+
+// interceptPatch runs a command that invokes apply_patch (see
+// patch.FromCommand) as the apply_patch tool: a fileChange item, the
+// patch approvals, the tool's output. ok is false for any other command.
+func (s *Session) interceptPatch(ctx context.Context, t *turn, c *toolCall, argv []string, cwd string) (string, bool) {
+	text, dir, ok := patch.FromCommand(argv)
+	if !ok {
+		return "", false
+	}
+	return s.applyPatch(ctx, t, c, text, resolveWorkdir(cwd, dir)), true
+}
+
+// applyPatch applies a patch's text with paths relative to cwd, and
+// returns what to tell the model.
+func (s *Session) applyPatch(ctx context.Context, t *turn, c *toolCall, input, cwd string) string {
+	start := time.Now()
 	p, err := patch.Parse(input)
 	if err != nil {
-		return c.output(err.Error())
+		return err.Error()
 	}
-	plan, err := p.Plan(t.tc.Cwd, patch.ApplyOptions{})
+	plan, err := p.Plan(cwd, patch.ApplyOptions{})
 	if err != nil {
-		return c.output(err.Error())
+		return err.Error()
 	}
 	roots := policy.WritableRoots(t.tc.Sandbox, t.tc.Cwd)
 	dec := policy.DecidePatch(t.tc.ApprovalPolicy, t.tc.Sandbox, plan.Paths(), roots, s.approvals)
 	if dec.Action == policy.PatchReject {
-		return c.output(dec.Reject)
+		return dec.Reject
 	}
 	item := FileChangeItem{ID: c.callID, Changes: fileChanges(plan.Changes), Status: StatusInProgress}
 	complete := func(st ItemStatus) {
@@ -44,7 +63,7 @@ func (s *Session) runApplyPatch(ctx context.Context, t *turn, c *toolCall) model
 		d, ok := s.askApproval(ctx, t, c.callID, PatchApprovalRequest{CallID: c.callID, Changes: item.Changes, GrantRoot: dec.GrantRoot},
 			func() { s.emit(t.subID, t.id, ItemStarted{Item: item}) })
 		if !ok {
-			return c.output("apply_patch was not run: the turn ended before the user answered")
+			return "apply_patch was not run: the turn ended before the user answered"
 		}
 		if !accepted(d) {
 			return s.declined(t, c, d, complete)
@@ -64,14 +83,14 @@ func (s *Session) runApplyPatch(ctx context.Context, t *turn, c *toolCall) model
 	if err != nil {
 		complete(StatusFailed)
 		s.emit(t.subID, t.id, PatchApplyEnd{CallID: c.callID, Success: false, Stderr: err.Error(), Changes: item.Changes})
-		return c.output(fmt.Sprintf("Exit code: 1\nWall time: %.1f seconds\nOutput:\n%s\n", time.Since(start).Seconds(), err))
+		return fmt.Sprintf("Exit code: 1\nWall time: %s seconds\nOutput:\n%s\n", exec.WallSeconds(time.Since(start)), err)
 	}
 	complete(StatusCompleted)
 	s.emit(t.subID, t.id, PatchApplyEnd{CallID: c.callID, Success: true, Stdout: res.Summary, Changes: item.Changes})
 	if diff, ok := t.trackDiff(plan); ok {
 		s.emit(t.subID, t.id, TurnDiff{UnifiedDiff: diff})
 	}
-	return c.output(fmt.Sprintf("Exit code: 0\nWall time: %.1f seconds\nOutput:\n%s", time.Since(start).Seconds(), res.Summary))
+	return fmt.Sprintf("Exit code: 0\nWall time: %s seconds\nOutput:\n%s", exec.WallSeconds(time.Since(start)), res.Summary)
 }
 
 // trackDiff adds an applied plan to the turn's diff and returns the diff

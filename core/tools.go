@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/core/catalog"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/agentd-dev/agentd/core/tools/patch"
@@ -36,6 +37,15 @@ func newToolCall(item model.ResponseItem) *toolCall {
 		var f model.CustomToolCallFields
 		_ = item.Decode(&f)
 		c.args, c.custom = f.Input, true
+	case model.TypeLocalShellCall:
+		// The hosted local_shell tool: the item carries the action, and
+		// its call_id (or, without one, its id) names the call.
+		var f model.LocalShellCallFields
+		_ = item.Decode(&f)
+		c.name, c.args = exec.LocalShellTool, string(f.Action)
+		if c.callID == "" {
+			c.callID = item.ID()
+		}
 	}
 	return c
 }
@@ -90,11 +100,14 @@ func (s *Session) dispatchTool(t *turn, c *toolCall) model.ResponseItem {
 // builtinTools is the table of tools the core runs itself.
 func (s *Session) builtinTools() map[string]toolHandler {
 	return map[string]toolHandler{
-		exec.ExecCommandTool: s.runExecCommand,
-		exec.WriteStdinTool:  s.runWriteStdin,
-		patch.ToolName:       s.runApplyPatch,
-		"update_plan":        s.runUpdatePlan,
-		"request_user_input": s.runRequestUserInput,
+		exec.ExecCommandTool:  s.runExecCommand,
+		exec.WriteStdinTool:   s.runWriteStdin,
+		exec.ShellTool:        s.runShell,
+		exec.ShellCommandTool: s.runShellCommand,
+		exec.LocalShellTool:   s.runLocalShell,
+		patch.ToolName:        s.runApplyPatch,
+		"update_plan":         s.runUpdatePlan,
+		"request_user_input":  s.runRequestUserInput,
 	}
 }
 
@@ -105,13 +118,49 @@ func (s *Session) closeTools() {
 	}
 }
 
-// toolSpecs lists the tools offered to the model for the turn.
+// toolSpecs lists the tools offered to the model for the turn: the shell
+// family and apply_patch form its model is offered (Config.ToolFamily),
+// the plan and question tools, and the client's dynamic tools. Whatever
+// is offered, every built-in form is run when the model calls it.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
-	specs := []json.RawMessage{exec.ExecCommandSpec(), exec.WriteStdinSpec(), patch.ToolSpecCustom(), updatePlanSpec, requestUserInputSpec}
+	fam := catalog.Default
+	if s.cfg.ToolFamily != nil {
+		fam = s.cfg.ToolFamily(t.tc.Model)
+	}
+	var specs []json.RawMessage
+	switch fam.Shell {
+	case catalog.ShellUnifiedExec:
+		specs = append(specs, exec.ExecCommandSpec(), exec.WriteStdinSpec())
+	case catalog.ShellDefault:
+		specs = append(specs, s.unlessDynamic(exec.ShellTool, exec.ShellSpec())...)
+	case catalog.ShellCommand:
+		specs = append(specs, s.unlessDynamic(exec.ShellCommandTool, exec.ShellCommandSpec())...)
+	case catalog.ShellLocal:
+		specs = append(specs, exec.LocalShellSpec())
+	}
+	switch fam.ApplyPatch {
+	case catalog.ApplyPatchFreeform:
+		specs = append(specs, patch.ToolSpecCustom())
+	case catalog.ApplyPatchFunction:
+		specs = append(specs, patch.ToolSpecFunction())
+	}
+	specs = append(specs, updatePlanSpec, requestUserInputSpec)
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
 	return specs
+}
+
+// unlessDynamic returns spec, or nothing when a dynamic tool of the
+// client has that name (it takes the call, and a request must not name a
+// tool twice).
+func (s *Session) unlessDynamic(name string, spec json.RawMessage) []json.RawMessage {
+	for _, d := range s.cfg.DynamicTools {
+		if d.qualifiedName() == name {
+			return nil
+		}
+	}
+	return []json.RawMessage{spec}
 }
 
 var updatePlanSpec = json.RawMessage(`{"type":"function","name":"update_plan","description":"Record or revise your plan for the task as a short list of steps, each pending, in_progress or completed. Keep at most one step in_progress. The user sees the plan as it changes.","strict":false,"parameters":{"type":"object","properties":{"explanation":{"type":"string","description":"Why the plan changed, if it did."},"plan":{"type":"array","description":"The steps, in order.","items":{"type":"object","properties":{"step":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["step","status"],"additionalProperties":false}}},"required":["plan"],"additionalProperties":false}}`)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -345,7 +346,8 @@ func TestPatchAutoApplied(t *testing.T) {
 	if !slices.Equal(kinds, []string{"started:inProgress", "completed:completed", "diff"}) {
 		t.Fatalf("patch events %v", kinds)
 	}
-	if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, "Success. Updated the following files:\nA hello.txt") {
+	// The reference's shape: the time to a tenth, without a trailing ".0".
+	if out := outputOf(t, c.requests()[1], "call_1"); !regexp.MustCompile(`^Exit code: 0\nWall time: \d+(\.[1-9])? seconds\nOutput:\nSuccess. Updated the following files:\nA hello.txt\n$`).MatchString(out) {
 		t.Fatalf("model got %q", out)
 	}
 }

@@ -116,7 +116,9 @@ func TestSocketActivation(t *testing.T) {
 	_ = tcpFile.Close()
 	_ = unixFile.Close()
 	for _, name := range []string{"web", "ctl"} {
-		if !d.HasLog(func(l LogLine) bool { return l.Msg == "serving a socket passed by the service manager" && l.Str("name") == name }) {
+		if !d.HasLog(func(l LogLine) bool {
+			return l.Msg == "serving a socket passed by the service manager" && l.Str("name") == name
+		}) {
 			t.Fatalf("passed socket %s not logged:\n%s", name, d.Stderr())
 		}
 	}

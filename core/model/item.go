@@ -209,6 +209,16 @@ type CustomToolCallFields struct {
 	Input  string `json:"input"`
 }
 
+// LocalShellCallFields is the decoded form of a local_shell_call item
+// (the hosted local_shell tool); Action is kept as JSON.
+type LocalShellCallFields struct {
+	Type   string          `json:"type"`
+	ID     string          `json:"id,omitempty"`
+	CallID string          `json:"call_id,omitempty"`
+	Status string          `json:"status,omitempty"`
+	Action json.RawMessage `json:"action"`
+}
+
 // ReasoningFields is the decoded form of a reasoning item.
 type ReasoningFields struct {
 	Type    string `json:"type"`

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/agentd-dev/agentd/core/catalog"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
@@ -116,6 +117,11 @@ type Config struct {
 	// variables hidden.
 	ShellEnv exec.EnvPolicy
 
+	// Catalog is the model catalogue (model_catalog_json, else the
+	// built-in one): which shell tool family and apply_patch form each
+	// model is offered.
+	Catalog *catalog.Catalog
+
 	// Features are the feature flags set in [features] or with
 	// --enable/--disable, by name.
 	Features map[string]bool
@@ -131,6 +137,12 @@ type Config struct {
 	// missing API key). Each is logged and sent to every connection as a
 	// configWarning notification after its initialize response.
 	Warnings []Warning
+}
+
+// ToolFamily returns what model is offered, by the catalogue with the
+// feature flags applied.
+func (c *Config) ToolFamily(model string) catalog.Tools {
+	return c.Catalog.Tools(model, c.Features)
 }
 
 // ServerLimits are the [server] table's values.

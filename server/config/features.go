@@ -6,7 +6,8 @@ import "slices"
 // the names `[features]` in config.toml and --enable/--disable accept.
 // agentd accepts them all so that a Codex config loads unchanged; which
 // ones change what agentd does is listed in docs/compatibility.md (today:
-// none; the others are recorded and ignored).
+// shell_tool, unified_exec and apply_patch_freeform, which choose the
+// tools a model is offered; the others are recorded and ignored).
 var knownFeatures = []string{
 	"agent_message_board", "agent_message_board_mcp", "analytics_plan_history",
 	"api_key_cyber_access_programs", "api_key_model_discovery", "app_server_websocket_compression",

@@ -18,6 +18,8 @@ type fileConfig struct {
 	ProjectDocMaxBytes          *int64   `toml:"project_doc_max_bytes"`
 	ProjectDocFallbackFilenames []string `toml:"project_doc_fallback_filenames"`
 	ProjectRootMarkers          []string `toml:"project_root_markers"`
+	// ModelCatalogJSON replaces the built-in model catalogue.
+	ModelCatalogJSON *string `toml:"model_catalog_json"`
 	// Features are feature flags by name (--enable/--disable set them);
 	// names must be known ones (see KnownFeature).
 	Features map[string]bool `toml:"features"`

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd-dev/agentd/core/catalog"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
@@ -279,6 +280,17 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 	}
 
 	cfg.Features = fc.Features
+	cfg.Catalog = catalog.Builtin()
+	if fc.ModelCatalogJSON != nil && *fc.ModelCatalogJSON != "" {
+		p := *fc.ModelCatalogJSON
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(home, p)
+		}
+		var err error
+		if cfg.Catalog, err = catalog.Load(p); err != nil {
+			return nil, fmt.Errorf("config key `model_catalog_json`: %w", err)
+		}
+	}
 	if fc.DeveloperInstructions != nil {
 		cfg.DeveloperInstructions = *fc.DeveloperInstructions
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/core/catalog"
 	"github.com/agentd-dev/agentd/core/policy"
 )
 
@@ -237,6 +238,35 @@ func TestFeatures(t *testing.T) {
 	}
 	if !KnownFeature("unified_exec") || KnownFeature("foo") {
 		t.Fatal("KnownFeature")
+	}
+}
+
+// The tools a model is offered: the built-in catalogue with the feature
+// flags, or model_catalog_json (relative to the home), which replaces it.
+func TestModelCatalogAndToolFamily(t *testing.T) {
+	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env(), Overrides: []string{"features.unified_exec=false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellCommand, ApplyPatch: catalog.ApplyPatchFreeform}) {
+		t.Fatalf("built-in gpt-5.5: %+v", got)
+	}
+	home := writeConfig(t, "model_catalog_json = \"models.json\"\n")
+	if _, err := Load(Options{Home: home, Getenv: env()}); err == nil || !strings.Contains(err.Error(), "config key `model_catalog_json`: read model catalogue") {
+		t.Fatalf("missing file: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "models.json"), []byte(`{"models":[{"slug":"mine","shell_type":"local"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(Options{Home: home, Getenv: env(), Overrides: []string{"features.unified_exec=false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.ToolFamily("mine"); got != (catalog.Tools{Shell: catalog.ShellLocal}) {
+		t.Fatalf("mine: %+v", got)
+	}
+	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellUnifiedExec}) {
+		t.Fatalf("gpt-5.5 with a catalogue that lacks it: %+v", got)
 	}
 }
 

@@ -220,6 +220,7 @@ func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Con
 		Client:           c,
 		StreamMaxRetries: p.StreamMaxRetries,
 		ShellEnv:         sv.cfg.ShellEnv,
+		ToolFamily:       sv.cfg.ToolFamily,
 		Log:              sv.log.Named("core"),
 	}, nil
 }

@@ -189,6 +189,42 @@ func ExecCommand(callID, cmd string) Events {
 	return FunctionCall(callID, "exec_command", jsonText(map[string]any{"cmd": cmd}))
 }
 
+// Shell is a call of the shell function with {"command": argv}.
+func Shell(callID string, argv ...string) Events {
+	return FunctionCall(callID, "shell", jsonText(map[string]any{"command": argv}))
+}
+
+// ShellCommand is a call of the shell_command function with {"command":
+// cmd}.
+func ShellCommand(callID, cmd string) Events {
+	return FunctionCall(callID, "shell_command", jsonText(map[string]any{"command": cmd}))
+}
+
+// ApplyPatchFunction is a call of apply_patch as a JSON function, with
+// {"input": patch}.
+func ApplyPatchFunction(callID, patch string) Events {
+	return FunctionCall(callID, "apply_patch", jsonText(map[string]any{"input": patch}))
+}
+
+// LocalShellCall is a local_shell_call item (the hosted local_shell tool)
+// with item id "lsh_<callID>" and the action {"type": "exec", "command":
+// argv}.
+func LocalShellCall(callID string, argv ...string) Events {
+	return LocalShellAction(callID, map[string]any{"type": "exec", "command": argv})
+}
+
+// LocalShellAction is a local_shell_call item with item id "lsh_<callID>"
+// and the given action.
+func LocalShellAction(callID string, action map[string]any) Events {
+	item := func(status string) map[string]any {
+		return map[string]any{"type": "local_shell_call", "id": "lsh_" + callID, "call_id": callID, "status": status, "action": action}
+	}
+	return Events{
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": item("in_progress")}),
+		ev("response.output_item.done", map[string]any{"output_index": 0, "item": item("completed")}),
+	}
+}
+
 // UpdatePlan is a call of the update_plan tool; the first step is
 // in_progress, the others pending.
 func UpdatePlan(callID string, steps ...string) Events {

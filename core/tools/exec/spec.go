@@ -92,3 +92,50 @@ func WriteStdinSpec() json.RawMessage {
 		},
 	})
 }
+
+// shellCommonProperties are the parameters shell and shell_command share.
+func shellCommonProperties() map[string]jsonSchema {
+	return map[string]jsonSchema{
+		"workdir":    {Type: "string", Description: "Directory to run in; defaults to the conversation's working directory."},
+		"timeout_ms": {Type: "number", Description: "Kill the command after this many milliseconds (default 10000)."},
+		"justification": {Type: "string", Description: "With sandbox_permissions \"require_escalated\": one sentence telling " +
+			"the user why the command must run outside the sandbox."},
+		"sandbox_permissions": {Type: "string", Enum: []string{SandboxUseDefault, SandboxRequireEscalated},
+			Description: "\"require_escalated\" asks the user to run this command without the sandbox, " +
+				"e.g. when it needs the network or must write outside the workspace; default \"use_default\"."},
+	}
+}
+
+// ShellSpec returns the Responses API function tool definition of shell:
+// a program and its arguments, run to the end.
+func ShellSpec() json.RawMessage {
+	props := shellCommonProperties()
+	props["command"] = jsonSchema{Type: "array", Items: &jsonSchema{Type: "string"},
+		Description: "The program and its arguments, e.g. [\"bash\", \"-lc\", \"ls -la\"]."}
+	return mustJSON(functionTool{
+		Type:        "function",
+		Name:        ShellTool,
+		Description: "Run a command to its end and return its output and exit code.",
+		Parameters:  jsonSchema{Type: "object", Properties: props, Required: []string{"command"}, AdditionalProperties: &no},
+	})
+}
+
+// ShellCommandSpec returns the Responses API function tool definition of
+// shell_command: a command line run through the user's shell.
+func ShellCommandSpec() json.RawMessage {
+	props := shellCommonProperties()
+	props["command"] = jsonSchema{Type: "string", Description: "The command line, in the syntax of the user's shell."}
+	props["login"] = jsonSchema{Type: "boolean", Description: "Run as a login shell, loading the user's profile (default true)."}
+	return mustJSON(functionTool{
+		Type:        "function",
+		Name:        ShellCommandTool,
+		Description: "Run a command line through the user's shell, to its end, and return its output and exit code.",
+		Parameters:  jsonSchema{Type: "object", Properties: props, Required: []string{"command"}, AdditionalProperties: &no},
+	})
+}
+
+// LocalShellSpec returns the hosted local_shell tool: the model sends
+// local_shell_call items, which the client runs.
+func LocalShellSpec() json.RawMessage {
+	return json.RawMessage(`{"type":"local_shell"}`)
+}
