@@ -50,6 +50,10 @@ type Config struct {
 	Summary        string
 	// Verbosity is the Responses API text verbosity; "" leaves it out.
 	Verbosity string
+	// ToolOutputTokenLimit caps every tool output the model reads, in
+	// tokens (about four bytes each; head and tail kept); 0: each tool's
+	// own limit.
+	ToolOutputTokenLimit int
 
 	// BaseInstructions replace the built-in instructions when set.
 	BaseInstructions      string

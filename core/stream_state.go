@@ -138,7 +138,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 	case model.TypeFunctionCall, model.TypeCustomToolCall:
 		st.previewDone(item.ID())
 		st.s.record(st.t.id, item)
-		return newToolCall(item)
+		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
 	case model.TypeLocalShellCall:
 		st.s.record(st.t.id, item)
 		if item.CallID() == "" && item.ID() == "" {
@@ -146,7 +146,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			st.s.log.Warn("local_shell_call without call_id or id; not run")
 			return nil
 		}
-		return newToolCall(item)
+		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
 	default:
 		st.s.record(st.t.id, item)
 		return nil

@@ -24,10 +24,15 @@ type toolCall struct {
 	// args is the function arguments (JSON text) or the custom tool input.
 	args   string
 	custom bool
+	// maxTokens caps the text of the call's output (about four bytes a
+	// token, head and tail kept); 0 leaves it to each tool.
+	maxTokens int
 }
 
-func newToolCall(item model.ResponseItem) *toolCall {
-	c := &toolCall{item: item, callID: item.CallID(), name: item.Name()}
+// newToolCall makes the call of item; its output is capped at maxTokens
+// (tool_output_token_limit; 0 for none).
+func newToolCall(item model.ResponseItem, maxTokens int) *toolCall {
+	c := &toolCall{item: item, callID: item.CallID(), name: item.Name(), maxTokens: maxTokens}
 	switch item.Type() {
 	case model.TypeFunctionCall:
 		var f model.FunctionCallFields
@@ -50,8 +55,12 @@ func newToolCall(item model.ResponseItem) *toolCall {
 	return c
 }
 
-// output builds the history item that answers the call.
+// output builds the history item that answers the call, with the text
+// cut to maxTokens.
 func (c *toolCall) output(text string) model.ResponseItem {
+	if c.maxTokens > 0 {
+		text = exec.TruncateForModel(text, c.maxTokens)
+	}
 	if c.custom {
 		return model.NewCustomToolCallOutput("", c.callID, text)
 	}

@@ -19,7 +19,7 @@ import (
 func TestTurnConfigKeys(t *testing.T) {
 	m := mockmodel.New(t)
 	m.Enqueue(
-		mockmodel.Reply("resp_1", mockmodel.ExecCommand("call_1", "true"), mockmodel.Completed("resp_1", mockmodel.Usage{Input: 400, Output: 100})),
+		mockmodel.Reply("resp_1", mockmodel.ExecCommand("call_1", "seq 1 5000"), mockmodel.Completed("resp_1", mockmodel.Usage{Input: 400, Output: 100})),
 		mockmodel.Reply("resp_c", mockmodel.Text("msg_c", "a short summary"), mockmodel.Completed("resp_c", usage())),
 		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "all done"), mockmodel.Completed("resp_2", usage())),
 	)
@@ -34,6 +34,7 @@ sandbox_mode = "danger-full-access"
 model_context_window = 1000
 model_auto_compact_token_limit = 300
 model_verbosity = "low"
+tool_output_token_limit = 100
 hide_agent_reasoning = true
 notify = ["`+script+`", "first-arg"]
 `), "[model_providers.mock]\n", "[model_providers.mock]\nenv_http_headers = { \"X-From-Env\" = \"E2E_HEADER_VALUE\", \"X-Unset\" = \"E2E_UNSET_VAR\" }\n", 1)
@@ -81,6 +82,12 @@ notify = ["`+script+`", "first-arg"]
 		if _, ok := r.Header["X-Unset"]; ok {
 			t.Fatalf("request %d sent a header whose variable is unset", i)
 		}
+	}
+	// The compaction request carries the call's output, cut to about 100
+	// tokens, head and tail kept.
+	toolOut, ok := reqs[1].ToolOutput("call_1")
+	if !ok || len(toolOut) > 100*4+100 || !strings.Contains(toolOut, "tokens truncated") || !strings.HasSuffix(toolOut, "5000\n") {
+		t.Fatalf("tool output (%d bytes) %q", len(toolOut), toolOut)
 	}
 	if v := path(reqs[0].JSON, "text", "verbosity"); v != "low" {
 		t.Fatalf("text.verbosity %v, want low", v)

@@ -99,6 +99,9 @@ type Config struct {
 	// Verbosity (model_verbosity) is the Responses API text verbosity;
 	// empty leaves it to the model.
 	Verbosity string
+	// ToolOutputTokenLimit (tool_output_token_limit) caps each tool
+	// output the model reads, in tokens; 0 keeps each tool's own limit.
+	ToolOutputTokenLimit int
 	// HideAgentReasoning (hide_agent_reasoning) is a display setting
 	// for clients; agentd still sends reasoning, as the reference does.
 	HideAgentReasoning bool

@@ -31,6 +31,7 @@ type fileConfig struct {
 	ModelContextWindow         *int64                  `toml:"model_context_window"`
 	ModelAutoCompactTokenLimit *int64                  `toml:"model_auto_compact_token_limit"`
 	ModelVerbosity             *string                 `toml:"model_verbosity"`
+	ToolOutputTokenLimit       *int64                  `toml:"tool_output_token_limit"`
 	HideAgentReasoning         *bool                   `toml:"hide_agent_reasoning"`
 	Notify                     []string                `toml:"notify"`
 	Projects                   map[string]projectTable `toml:"projects"`

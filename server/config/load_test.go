@@ -315,6 +315,7 @@ func TestInvalidConfigErrorsNameTheKey(t *testing.T) {
 		{"context window", "model_context_window = 0\n", nil, "`model_context_window`"},
 		{"compact limit", "model_auto_compact_token_limit = -5\n", nil, "`model_auto_compact_token_limit`"},
 		{"verbosity", "model_verbosity = \"loud\"\n", nil, "`model_verbosity`"},
+		{"tool output limit", "tool_output_token_limit = 0\n", nil, "`tool_output_token_limit`"},
 		{"notify", "notify = [\"\"]\n", nil, "`notify`"},
 		{"trust", "[projects.\"/p\"]\ntrust_level = \"maybe\"\n", nil, "trust_level"},
 		{"relative project", "[projects.\"p\"]\ntrust_level = \"trusted\"\n", nil, "absolute"},

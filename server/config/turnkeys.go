@@ -38,6 +38,12 @@ func applyTurnKeys(cfg *Config, fc *fileConfig) error {
 			return fmt.Errorf("config key `model_verbosity`: %q is not one of low, medium, high", *v)
 		}
 	}
+	if v := fc.ToolOutputTokenLimit; v != nil {
+		if *v <= 0 || *v > 1<<30 {
+			return fmt.Errorf("config key `tool_output_token_limit` must be between 1 and %d, got %d", 1<<30, *v)
+		}
+		cfg.ToolOutputTokenLimit = int(*v)
+	}
 	if fc.HideAgentReasoning != nil {
 		cfg.HideAgentReasoning = *fc.HideAgentReasoning
 	}

@@ -49,6 +49,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	}
 	cfg.AutoCompactTokens = sv.cfg.AutoCompactTokenLimit
 	cfg.Verbosity = sv.cfg.Verbosity
+	cfg.ToolOutputTokenLimit = sv.cfg.ToolOutputTokenLimit
 	cfg.Cwd = st.cwd
 	cfg.ApprovalPolicy = st.approval
 	cfg.Sandbox = st.sandbox

@@ -79,6 +79,9 @@ func (u *utility) runningConfig() map[string]any {
 	if c.Verbosity != "" {
 		cfg["model_verbosity"] = c.Verbosity
 	}
+	if c.ToolOutputTokenLimit > 0 {
+		cfg["tool_output_token_limit"] = c.ToolOutputTokenLimit
+	}
 	if c.HideAgentReasoning {
 		cfg["hide_agent_reasoning"] = true
 	}
