@@ -300,19 +300,15 @@ func startPidProcess(t *testing.T, c *Client, processID string) (json.RawMessage
 	return id, pid
 }
 
-// waitGone waits until process pid no longer exists.
+// waitGone waits until process pid no longer runs (a zombie waiting for
+// its new parent to reap it has been killed).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(WaitTimeout)
-	for {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			return
-		}
+	for deadline := time.Now().Add(WaitTimeout); procAlive(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d still alive (%v)", pid, err)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d still alive", pid)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

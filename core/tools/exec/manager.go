@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentd-dev/agentd/core/policy"
@@ -140,6 +141,10 @@ type Manager struct {
 	nextID   int
 	live     map[*process]struct{} // every command not yet finished with
 	sessions map[int]*process
+	// lingering are the process groups of ended commands that still had
+	// members (a child left running in the background): Close kills
+	// them, so that nothing a command started outlives the manager.
+	lingering map[int]struct{}
 }
 
 // NewManager returns a manager with the given options.
@@ -156,6 +161,7 @@ func NewManager(o Options) *Manager {
 		onEvict:     o.OnEvict,
 		live:        make(map[*process]struct{}),
 		sessions:    make(map[int]*process),
+		lingering:   make(map[int]struct{}),
 	}
 }
 
@@ -216,6 +222,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Result, error) {
 		if !m.isSessionLocked(p) {
 			delete(m.live, p)
 		}
+		m.noteLingeringLocked(p.pid)
 		m.mu.Unlock()
 	}()
 
@@ -449,12 +456,38 @@ func (m *Manager) Resize(id int, rows, cols uint16) error {
 	return setWinsize(p.master, rows, cols)
 }
 
+// noteLingeringLocked remembers the group of an ended command when some of
+// it still runs, and forgets the groups that have emptied since (so that a
+// group id reused later is not killed). m.mu must be held.
+func (m *Manager) noteLingeringLocked(pgid int) {
+	for g := range m.lingering {
+		if !groupAlive(g) {
+			delete(m.lingering, g)
+		}
+	}
+	if groupAlive(pgid) {
+		m.lingering[pgid] = struct{}{}
+	}
+}
+
+// groupAlive reports whether the process group still has a member.
+func groupAlive(pgid int) bool {
+	return pgid > 0 && syscall.Kill(-pgid, 0) == nil
+}
+
 // Close kills every command the manager started that is still running
-// (sessions and commands inside a Start call alike) and waits for them
-// to end. Later calls fail with ErrClosed. Close is idempotent.
+// (sessions and commands inside a Start call alike), and what ended
+// commands left running in their process groups, and waits for the
+// commands to end. Later calls fail with ErrClosed. Close is idempotent.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
+	for g := range m.lingering {
+		if groupAlive(g) {
+			_ = syscall.Kill(-g, syscall.SIGKILL)
+		}
+	}
+	m.lingering = make(map[int]struct{})
 	procs := make([]*process, 0, len(m.live))
 	for p := range m.live {
 		procs = append(procs, p)
