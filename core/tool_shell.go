@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"maps"
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
@@ -57,9 +56,10 @@ func (s *Session) runToEnd(ctx context.Context, t *turn, c *toolCall, args exec.
 	if !ok {
 		return out
 	}
-	env := exec.ModelEnv(false)
-	maps.Copy(env, args.Env)
-	req := exec.Request{Argv: argv, Cwd: cwd, Env: env, Timeout: args.Timeout}
+	// local_shell's action.env is dropped, as the reference drops it: the
+	// approval and the safety check see only the argv, and variables
+	// such as GIT_CONFIG_* or BASH_ENV would run what they never saw.
+	req := exec.Request{Argv: argv, Cwd: cwd, Env: exec.ModelEnv(false), Timeout: args.Timeout}
 	res, err := s.execute(ctx, t, c, &item, req, dec.Sandboxed)
 	if err == nil && dec.Sandboxed && policy.LikelySandboxDenial(res.ExitCode, res.Aggregated) {
 		res, err = s.retryUnsandboxed(ctx, t, c, &item, req, res, dec.Ask)

@@ -36,8 +36,9 @@ func TestShellForms(t *testing.T) {
 		output   func(string) bool
 		exitCode int
 	}{
-		{"shell", functionCall("c1", "shell", map[string]any{"command": []string{"sh", "-c", "echo out; echo err >&2; exit 3"}}),
-			"c1", []string{"sh", "-c", "echo out; echo err >&2; exit 3"},
+		// Both lines on one stream: two pipes have no order between them.
+		{"shell", functionCall("c1", "shell", map[string]any{"command": []string{"sh", "-c", "echo out >&2; echo err >&2; exit 3"}}),
+			"c1", []string{"sh", "-c", "echo out >&2; echo err >&2; exit 3"},
 			func(o string) bool {
 				var v struct {
 					Output   string
@@ -56,7 +57,8 @@ func TestShellForms(t *testing.T) {
 			}, 0},
 		{"local_shell_call", localShellCall("lsh_1", "c3", map[string]any{"type": "exec", "command": []string{"sh", "-c", "echo $LS_VAR"}, "env": map[string]string{"LS_VAR": "from-env"}}),
 			"c3", []string{"sh", "-c", "echo $LS_VAR"},
-			func(o string) bool { return strings.HasPrefix(o, `{"output":"from-env\n","metadata":{"exit_code":0,`) }, 0},
+			// action.env is dropped, as the reference drops it.
+			func(o string) bool { return strings.HasPrefix(o, `{"output":"\n","metadata":{"exit_code":0,`) }, 0},
 		{"local_shell_call without call_id", localShellCall("lsh_2", "", map[string]any{"type": "exec", "command": []string{"true"}}),
 			"lsh_2", []string{"true"},
 			func(o string) bool { return strings.HasPrefix(o, `{"output":"","metadata":{"exit_code":0,`) }, 0},
@@ -235,27 +237,35 @@ func TestToolSpecsFollowFamily(t *testing.T) {
 
 // A dynamic tool named like the offered shell tool takes its place.
 func TestDynamicToolShadowsShellSpec(t *testing.T) {
-	c := newFakeClient(t, script{events: textEvents("msg_1", "ok")})
-	s := newTestSession(t, c, func(cfg *Config) {
-		cfg.ToolFamily = func(string) catalog.Tools { return catalog.Tools{Shell: catalog.ShellDefault} }
-		cfg.DynamicTools = []DynamicToolSpec{{Name: "shell", Description: "the client's"}}
-	})
-	col := collect(t, s, nil)
-	s.Call(ctx10(t), userInput("go"))
-	col.waitFor(turnEnded)
-	n := 0
-	for _, raw := range c.requests()[0].Tools {
-		var m struct{ Name, Description string }
-		json.Unmarshal(raw, &m)
-		if m.Name == "shell" {
-			n++
-			if m.Description != "the client's" {
-				t.Fatalf("built-in shell offered: %s", raw)
+	for _, tc := range []struct {
+		fam  catalog.Tools
+		name string
+	}{
+		{catalog.Tools{Shell: catalog.ShellDefault}, "shell"},
+		{catalog.Tools{Shell: catalog.ShellCommand}, "shell_command"},
+	} {
+		c := newFakeClient(t, script{events: textEvents("msg_1", "ok")})
+		s := newTestSession(t, c, func(cfg *Config) {
+			cfg.ToolFamily = func(string) catalog.Tools { return tc.fam }
+			cfg.DynamicTools = []DynamicToolSpec{{Name: tc.name, Description: "the client's"}}
+		})
+		col := collect(t, s, nil)
+		s.Call(ctx10(t), userInput("go"))
+		col.waitFor(turnEnded)
+		n := 0
+		for _, raw := range c.requests()[0].Tools {
+			var m struct{ Name, Description string }
+			json.Unmarshal(raw, &m)
+			if m.Name == tc.name {
+				n++
+				if m.Description != "the client's" {
+					t.Fatalf("built-in %s offered: %s", tc.name, raw)
+				}
 			}
 		}
-	}
-	if n != 1 {
-		t.Fatalf("%d tools named shell", n)
+		if n != 1 {
+			t.Fatalf("%d tools named %s", n, tc.name)
+		}
 	}
 }
 
@@ -306,5 +316,55 @@ func TestShellFormsRunApplyPatch(t *testing.T) {
 				t.Fatalf("output %q", out)
 			}
 		})
+	}
+}
+
+// With the shell disabled (features.shell_tool = false, or the model's
+// catalogue entry), no form runs a command, whatever the model calls.
+func TestShellDisabledRunsNoForm(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	cmd := "touch " + marker
+	calls := map[string]model.ResponseItem{
+		"c1": functionCall("c1", "exec_command", map[string]any{"cmd": cmd}),
+		"c2": functionCall("c2", "shell", map[string]any{"command": []string{"sh", "-c", cmd}}),
+		"c3": functionCall("c3", "shell_command", map[string]any{"command": cmd}),
+		"c4": localShellCall("l4", "c4", map[string]any{"type": "exec", "command": []string{"sh", "-c", cmd}}),
+	}
+	for id, call := range calls {
+		c := newFakeClient(t, script{events: callEvents(call)}, script{events: textEvents("msg_1", "done")})
+		s := newTestSession(t, c, func(cfg *Config) {
+			withPolicy(policy.ApprovalNever, policy.FullAccess())(cfg)
+			cfg.ToolFamily = func(string) catalog.Tools { return catalog.Tools{Shell: catalog.ShellDisabled} }
+		})
+		col := collect(t, s, nil)
+		s.Call(ctx10(t), userInput("go"))
+		evs := col.waitFor(turnEnded)
+		if started, _ := commandItems(evs); len(started) != 0 {
+			t.Fatalf("%s: a command item started", id)
+		}
+		if out := outputOf(t, c.requests()[1], id); !strings.HasPrefix(out, "unsupported call: ") {
+			t.Fatalf("%s: output %q", id, out)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a command ran with the shell disabled")
+	}
+}
+
+// A local_shell_call item is the hosted tool's, even when a client's
+// dynamic tool is named local_shell: it runs as a command.
+func TestLocalShellCallIsNeverADynamicTool(t *testing.T) {
+	call := localShellCall("l1", "c1", map[string]any{"type": "exec", "command": []string{"true"}})
+	c := newFakeClient(t, script{events: callEvents(call)}, script{events: textEvents("msg_1", "done")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		withPolicy(policy.ApprovalNever, policy.FullAccess())(cfg)
+		cfg.DynamicTools = []DynamicToolSpec{{Name: "local_shell", Description: "the client's"}}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	if started, _ := commandItems(evs); len(started) != 1 {
+		t.Fatalf("the call did not run as a command: %s", kinds(evs))
 	}
 }

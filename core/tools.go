@@ -100,10 +100,26 @@ func (s *Session) dispatchTool(t *turn, c *toolCall) model.ResponseItem {
 	if spec, ok := s.dynamicTool(c); ok {
 		return s.runDynamicTool(t.ctx, t, c, spec)
 	}
-	if h, ok := s.tools[c.name]; ok {
+	if h, ok := s.tools[c.name]; ok && !(shellForms[c.name] && s.family(t).Shell == catalog.ShellDisabled) {
 		return h(t.ctx, t, c)
 	}
 	return c.output(fmt.Sprintf("unsupported call: %s", c.name))
+}
+
+// shellForms are the tools that run commands. When the model's family
+// has the shell disabled (features.shell_tool = false, or its catalogue
+// entry), none of them runs, whatever the model calls.
+var shellForms = map[string]bool{
+	exec.ExecCommandTool: true, exec.WriteStdinTool: true, exec.ShellTool: true,
+	exec.ShellCommandTool: true, exec.LocalShellTool: true,
+}
+
+// family is the tool family the turn's model is offered.
+func (s *Session) family(t *turn) catalog.Tools {
+	if s.cfg.ToolFamily != nil {
+		return s.cfg.ToolFamily(t.tc.Model)
+	}
+	return catalog.Default
 }
 
 // builtinTools is the table of tools the core runs itself.
@@ -130,12 +146,10 @@ func (s *Session) closeTools() {
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
 // the plan and question tools, and the client's dynamic tools. Whatever
-// is offered, every built-in form is run when the model calls it.
+// is offered, every built-in form is run when the model calls it, unless
+// the shell is disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
-	fam := catalog.Default
-	if s.cfg.ToolFamily != nil {
-		fam = s.cfg.ToolFamily(t.tc.Model)
-	}
+	fam := s.family(t)
 	var specs []json.RawMessage
 	switch fam.Shell {
 	case catalog.ShellUnifiedExec:
@@ -162,7 +176,8 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 
 // unlessDynamic returns spec, or nothing when a dynamic tool of the
 // client has that name (it takes the call, and a request must not name a
-// tool twice).
+// tool twice). The other built-in names are refused as dynamic tools
+// (ValidateDynamicTools).
 func (s *Session) unlessDynamic(name string, spec json.RawMessage) []json.RawMessage {
 	for _, d := range s.cfg.DynamicTools {
 		if d.qualifiedName() == name {
@@ -337,6 +352,11 @@ func ValidateDynamicTools(specs []DynamicToolSpec) error {
 }
 
 func (s *Session) dynamicTool(c *toolCall) (DynamicToolSpec, bool) {
+	if c.item.Type() == model.TypeLocalShellCall {
+		// The hosted tool's items are never a client's tool, whatever
+		// its name.
+		return DynamicToolSpec{}, false
+	}
 	for _, d := range s.cfg.DynamicTools {
 		if c.namespace != "" {
 			if d.Namespace == c.namespace && d.Name == c.name {

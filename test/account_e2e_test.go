@@ -182,6 +182,7 @@ func TestLoginErrors(t *testing.T) {
 		{map[string]any{"type": "chatgptAuthTokens", "accessToken": "at", "chatgptAccountId": "acc"}, "agentd does not support ChatGPT" + alt},
 		{map[string]any{"type": "amazonBedrock", "apiKey": "k", "region": "us-east-1"}, "agentd does not support Amazon Bedrock" + alt},
 		{map[string]any{"type": "apiKey", "apiKey": " \n"}, "apiKey must not be empty"},
+		{map[string]any{"type": "apiKey", "apiKey": "sk-a\nsk-b"}, "apiKey must not contain spaces or control characters"},
 		{map[string]any{"type": "apiKey"}, "Invalid request: missing field `apiKey`"},
 		{map[string]any{"type": "nope"}, "Invalid request: unknown variant `nope`, expected one of `apiKey`, `chatgpt`, `chatgptDeviceCode`, `chatgptAuthTokens`, `amazonBedrock`, `amazonBedrockAccessKeys`"},
 	}

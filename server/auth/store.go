@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -45,11 +46,24 @@ type Store struct {
 	problem string
 }
 
-// stamp identifies a version of the file: missing, or its size and time.
+// stamp identifies a version of the file: missing, or its inode, size
+// and times (a key of the same length written by a rename within one
+// clock tick is a new inode).
 type stamp struct {
-	exists bool
-	size   int64
-	mod    time.Time
+	exists     bool
+	ino        uint64
+	size       int64
+	mod, ctime time.Time
+}
+
+// stampOf identifies the version of the file st describes.
+func stampOf(st fs.FileInfo) stamp {
+	s := stamp{exists: true, size: st.Size(), mod: st.ModTime()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		s.ino = sys.Ino
+		s.ctime = time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)
+	}
+	return s
 }
 
 // Open returns the store of home. It does not touch the disk.
@@ -84,7 +98,7 @@ func (s *Store) refreshLocked() {
 	st, err := os.Stat(s.path)
 	now := stamp{}
 	if err == nil {
-		now = stamp{exists: true, size: st.Size(), mod: st.ModTime()}
+		now = stampOf(st)
 	}
 	if s.ok && now == s.seen {
 		return
@@ -108,7 +122,9 @@ func (s *Store) refreshLocked() {
 		s.problem = fmt.Sprintf("%s is not a valid sign-in file (JSON object with OPENAI_API_KEY)", s.path)
 		return
 	}
-	if f.APIKey != nil {
+	// A ChatGPT sign-in (of the reference, in a shared home) may carry
+	// a key too; agentd does not use that sign-in.
+	if f.APIKey != nil && (f.AuthMode == "" || f.AuthMode == ModeAPIKey) {
 		s.key = *f.APIKey
 	}
 }

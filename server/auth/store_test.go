@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSaveReadRemove(t *testing.T) {
@@ -75,9 +76,10 @@ func TestChangesOnDiskAreSeen(t *testing.T) {
 
 func TestUnusableFiles(t *testing.T) {
 	for name, body := range map[string]string{
-		"chatgpt":  `{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"at"}}`,
-		"no key":   `{}`,
-		"not json": `sk-secret-in-a-broken-file`,
+		"chatgpt":            `{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"at"}}`,
+		"chatgpt with a key": `{"auth_mode":"chatgpt","OPENAI_API_KEY":"sk-exchanged","tokens":{"access_token":"at"}}`,
+		"no key":             `{}`,
+		"not json":           `sk-secret-in-a-broken-file`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()
@@ -136,6 +138,43 @@ func TestConcurrentUse(t *testing.T) {
 		}
 		if k := s.APIKey(); k != "" && strings.Trim(k, "skx-") != "" {
 			t.Fatalf("torn key %q", k)
+		}
+	}
+}
+
+// A key replaced by one of the same length at once (the same size, maybe
+// the same mtime tick) is seen: the rename makes a new inode.
+func TestSameSizeRewriteIsSeen(t *testing.T) {
+	home := t.TempDir()
+	s := Open(home)
+	for _, k := range []string{"sk-aaaa", "sk-bbbb", "sk-cccc"} {
+		if err := s.SaveAPIKey(k); err != nil {
+			t.Fatal(err)
+		}
+		// Another process's write: the same file format, by rename.
+		other := Open(home)
+		if got := other.APIKey(); got != k {
+			t.Fatalf("other store: %q, want %q", got, k)
+		}
+	}
+	// A second store that read the first key notices each rewrite, even
+	// when the clock did not move (a coarse file system): same size,
+	// same mtime.
+	tick := time.Unix(1700000000, 0)
+	if err := os.Chtimes(s.Path(), tick, tick); err != nil {
+		t.Fatal(err)
+	}
+	reader := Open(home)
+	_ = reader.APIKey()
+	for _, k := range []string{"sk-dddd", "sk-eeee"} {
+		if err := Open(home).SaveAPIKey(k); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(s.Path(), tick, tick); err != nil {
+			t.Fatal(err)
+		}
+		if got := reader.APIKey(); got != k {
+			t.Fatalf("reader: %q, want %q", got, k)
 		}
 	}
 }

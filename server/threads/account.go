@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -49,6 +50,10 @@ func (sv *service) accountLoginStart(_ context.Context, r *rpc.Request, p *proto
 	key := strings.TrimSpace(p.APIKey.APIKey)
 	if key == "" {
 		return nil, protocol.InvalidRequest("apiKey must not be empty")
+	}
+	if strings.IndexFunc(key, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		// It could never be sent in a header; the text does not quote it.
+		return nil, protocol.InvalidRequest("apiKey must not contain spaces or control characters")
 	}
 	if err := sv.auth.SaveAPIKey(key); err != nil {
 		// The error names the file, never the key.

@@ -35,8 +35,6 @@ type ShellArgs struct {
 	// SandboxPermissions is SandboxUseDefault or SandboxRequireEscalated.
 	SandboxPermissions string
 	Justification      string
-	// Env adds variables (local_shell's action.env).
-	Env map[string]string
 }
 
 // Escalate reports whether the call asks to run outside the sandbox.
@@ -165,11 +163,10 @@ func argvArg(raw json.RawMessage) ([]string, error) {
 // daemon's user.
 func ParseLocalShellAction(raw []byte) (ShellArgs, error) {
 	var r struct {
-		Type             string            `json:"type"`
-		Command          json.RawMessage   `json:"command"`
-		WorkingDirectory *string           `json:"working_directory"`
-		TimeoutMs        json.RawMessage   `json:"timeout_ms"`
-		Env              map[string]string `json:"env"`
+		Type             string          `json:"type"`
+		Command          json.RawMessage `json:"command"`
+		WorkingDirectory *string         `json:"working_directory"`
+		TimeoutMs        json.RawMessage `json:"timeout_ms"`
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return ShellArgs{}, errors.New(`the call has no "action"`)
@@ -188,5 +185,5 @@ func ParseLocalShellAction(raw []byte) (ShellArgs, error) {
 	if err != nil {
 		return ShellArgs{}, err
 	}
-	return ShellArgs{Argv: argv, Workdir: deref(r.WorkingDirectory), Timeout: timeout, Env: r.Env, SandboxPermissions: SandboxUseDefault}, nil
+	return ShellArgs{Argv: argv, Workdir: deref(r.WorkingDirectory), Timeout: timeout, SandboxPermissions: SandboxUseDefault}, nil
 }
