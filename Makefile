@@ -5,6 +5,7 @@ GO ?= go
 
 TOOLS := $(CURDIR)/bin/tools
 STATICCHECK_VERSION := v0.8.2
+GOVULNCHECK_VERSION := v1.9.0
 # `make run` listens on WebSocket port 4500 and on the default Unix socket
 # (<home>/app-server-control/app-server-control.sock).
 RUN_LISTEN ?= --listen ws://127.0.0.1:4500 --listen unix://
@@ -15,7 +16,7 @@ FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
 
-.PHONY: build run test race bench fuzz lint fmt vet staticcheck schema clean
+.PHONY: build run test race bench fuzz lint fmt tidy vet staticcheck vuln schema clean
 
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
@@ -44,14 +45,29 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME) ./server/rpc/
 
-lint: fmt vet staticcheck
+lint: fmt tidy vet staticcheck
 
 fmt:
 	@files=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$files" ]; then echo "gofmt needed:"; echo "$$files"; exit 1; fi
 
+# go.mod and go.sum say exactly what the code imports.
+tidy:
+	@out=$$($(GO) mod tidy -diff 2>&1); \
+	if [ -n "$$out" ]; then echo "go mod tidy needed:"; echo "$$out"; exit 1; fi
+
 vet:
 	$(GO) vet ./...
+
+# Known vulnerabilities in the code paths agentd uses, from the Go
+# vulnerability database; skipped, with a message, when it is unreachable.
+vuln: $(TOOLS)/govulncheck
+	@if $(TOOLS)/govulncheck -version >/dev/null 2>&1 && curl -fsS -m 10 -o /dev/null https://vuln.go.dev/index/db.json 2>/dev/null; then \
+		$(TOOLS)/govulncheck ./...; \
+	else echo "make vuln: skipped, the vulnerability database (vuln.go.dev) is unreachable"; fi
+
+$(TOOLS)/govulncheck:
+	GOBIN=$(TOOLS) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
 staticcheck: $(TOOLS)/staticcheck
 	$(TOOLS)/staticcheck ./...
