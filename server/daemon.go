@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/metrics"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/threads"
 	"github.com/agentd-dev/agentd/server/utility"
@@ -22,8 +23,18 @@ const TestHooksEnv = "AGENTD_TEST_HOOKS"
 // layer and the utility methods registered (and the test hooks, when
 // TestHooksEnv asks for them). Logs go to log (nil: nowhere).
 func New(cfg *config.Config, log *zap.Logger) *rpc.Server {
+	return NewWithMetrics(cfg, log, nil)
+}
+
+// NewWithMetrics is New, reporting to m (nil: no metrics).
+func NewWithMetrics(cfg *config.Config, log *zap.Logger, m *metrics.Metrics) *rpc.Server {
 	if log == nil {
 		log = zap.NewNop()
+	}
+	var rpcObs rpc.Observer
+	var threadObs threads.Observer
+	if m != nil {
+		rpcObs, threadObs = m, m
 	}
 	s := rpc.New(rpc.Options{
 		Limits: rpc.Limits{
@@ -36,12 +47,13 @@ func New(cfg *config.Config, log *zap.Logger) *rpc.Server {
 		Home:       cfg.Home,
 		Logger:     log,
 		Initialize: initializer(cfg),
+		Observer:   rpcObs,
 	})
 	cwd, err := os.Getwd()
 	if err != nil {
 		cwd = "/"
 	}
-	if err := threads.Register(s, threads.Options{Config: cfg, Log: log, Version: Version, Cwd: cwd}); err != nil {
+	if err := threads.Register(s, threads.Options{Config: cfg, Log: log, Version: Version, Cwd: cwd, Observer: threadObs}); err != nil {
 		// The daemon still serves the handshake and the utility methods.
 		log.Error("thread layer unavailable", zap.Error(err))
 	}
@@ -109,4 +121,16 @@ func platformOS() string {
 		return "macos"
 	}
 	return runtime.GOOS
+}
+
+// EngineStats adapts the engine's state for the metrics.
+func EngineStats(s *rpc.Server) func() metrics.EngineStats {
+	return func() metrics.EngineStats {
+		st := s.Stats()
+		return metrics.EngineStats{
+			Conns: st.Conns, QueueDepth: st.QueueDepth, Inflight: st.Inflight,
+			Coalesced: st.Coalesced, SlowDisconnects: st.SlowDisconnects,
+			ServerRequestsPending: st.Gauges["server requests pending"],
+		}
+	}
 }

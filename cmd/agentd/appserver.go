@@ -18,6 +18,7 @@ import (
 	"github.com/agentd-dev/agentd/server"
 	"github.com/agentd-dev/agentd/server/auth"
 	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/metrics"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/transport/wsauth"
 )
@@ -39,6 +40,8 @@ type serveFlags struct {
 	// agentd's --allow-unauthenticated.
 	wsAuth               wsauth.Flags
 	allowUnauthenticated bool
+	// metricsListen serves /metrics, /healthz and /readyz (HOST:PORT).
+	metricsListen string
 }
 
 func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
@@ -79,6 +82,7 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 	fl.StringVar(&f.wsAuth.Audience, "ws-audience", "", "required aud of signed bearer tokens")
 	fl.Uint64Var(&f.wsAuth.MaxClockSkewSeconds, "ws-max-clock-skew-seconds", 30, "leeway on the exp and nbf of signed bearer tokens")
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let a ws:// listener on a non-loopback address start without --ws-auth")
+	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on HOST:PORT")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -184,7 +188,16 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	log.Info("starting agentd", zap.String("version", server.Version), zap.String("home", opts.Home),
 		zap.String("provider", cfg.Provider.ID), zap.String("model", cfg.Model))
 
-	srv := server.New(cfg, log)
+	var m *metrics.Metrics
+	var metricsLn net.Listener
+	if f.metricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", f.metricsListen); err != nil {
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+		defer metricsLn.Close()
+		m = metrics.New()
+	}
+	srv := server.NewWithMetrics(cfg, log, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames}
@@ -194,6 +207,15 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	}
 	if err := srv.Listen(ctx, listen, lo); err != nil {
 		return err
+	}
+	if m != nil {
+		m.SetEngine(server.EngineStats(srv))
+		log.Info("serving metrics on http://"+metricsLn.Addr().String()+"/metrics", zap.String("addr", metricsLn.Addr().String()))
+		go func() {
+			if err := m.Serve(ctx, metricsLn, func() error { return homeWritable(opts.Home) }); err != nil {
+				log.Error("the metrics listener failed", zap.Error(err))
+			}
+		}()
 	}
 	notifier := newServiceNotifier(srv, log)
 	defer notifier.stopping()
@@ -238,4 +260,16 @@ func printStartupConfig(opts config.Options) error {
 		return exitCode(1)
 	}
 	return out.Encode(map[string]any{"appServerVersion": server.Version, "configRequirements": server.ConfigRequirements()})
+}
+
+// homeWritable reports whether agentd can write in its home (for /readyz):
+// a thread that cannot be recorded is not served well.
+func homeWritable(home string) error {
+	f, err := os.CreateTemp(home, ".readyz-*")
+	if err != nil {
+		return fmt.Errorf("the home is not writable: %w", err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
 }

@@ -263,6 +263,7 @@ func (c *Conn) outcome(err error) bool {
 		return true
 	}
 	if errors.Is(err, errOutboxFull) {
+		c.srv.counts.slowDisconnects.Add(1)
 		c.closeWith(errors.New("client is not reading fast enough: outbound queue full"))
 	}
 	return false
@@ -429,6 +430,7 @@ func (c *Conn) closeWith(reason error) {
 			c.log.Info("connection closed", fields...)
 		}
 		c.out.abort()
+		c.srv.counts.coalescedClosed.Add(c.out.coalescedCount())
 		c.cancel()
 		for _, call := range calls {
 			call.end(nil, ErrConnClosed)

@@ -50,11 +50,13 @@ func (c *Conn) handleRequest(m inMessage) {
 		return
 	}
 	if !c.Initialized() {
+		c.srv.observeRequest(m.method, OutcomeRejected, 0)
 		c.sendError(m.id, protocol.ErrNotInitialized)
 		return
 	}
 	h, info := c.srv.lookup(m.method)
 	if h == nil {
+		c.srv.observeRequest(m.method, OutcomeRejected, 0)
 		if info == nil {
 			c.sendError(m.id, protocol.UnknownMethod(m.method))
 			return
@@ -69,6 +71,7 @@ func (c *Conn) handleRequest(m inMessage) {
 		return
 	}
 	if !c.srv.admit(c) {
+		c.srv.observeRequest(m.method, OutcomeOverloaded, 0)
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
@@ -148,8 +151,14 @@ func (c *Conn) runHandler(m inMessage, h *handler) {
 	}()
 	start := time.Now()
 	result, err := h.serve(c.ctx, r, m.params)
+	took := time.Since(start)
 	c.log.Debug("request finished", zap.String("method", m.method), zap.ByteString("id", m.id),
-		zap.Duration("took", time.Since(start)), zap.Bool("ok", err == nil))
+		zap.Duration("took", took), zap.Bool("ok", err == nil))
+	outcome := OutcomeOK
+	if err != nil {
+		outcome = OutcomeError
+	}
+	c.srv.observeRequest(m.method, outcome, took)
 	if err != nil {
 		r.answer(errorMsg(m.id, toProtocolError(err)), false)
 		return

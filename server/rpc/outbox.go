@@ -356,3 +356,10 @@ func (o *outbox) abort() {
 
 // coalescedCount reports how many notifications were merged away.
 func (o *outbox) coalescedCount() uint64 { return o.coalesced.Load() }
+
+// depth is the number of messages queued and not yet taken by the writer.
+func (o *outbox) depth() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.q)
+}

@@ -42,6 +42,8 @@ type Options struct {
 	// notifications the client gets right after it (configWarning). It
 	// runs on the connection's read loop and must not block.
 	Initialize func(ClientInfo) (result any, then []Notification)
+	// Observer, when set, is told each request's outcome (metrics).
+	Observer Observer
 }
 
 // Server is the JSON-RPC engine: its handlers, its connections and its
@@ -62,6 +64,8 @@ type Server struct {
 	// stop receives a reason when something other than the caller's
 	// context ends the server (stdin closed).
 	stop chan string
+	// counts are running totals for Stats.
+	counts counters
 
 	// mu guards the fields that follow.
 	mu         sync.Mutex

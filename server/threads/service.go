@@ -26,6 +26,8 @@ type Options struct {
 	Version string
 	// Cwd is the daemon's working directory, the default cwd of threads.
 	Cwd string
+	// Observer, when set, is told what the threads do (metrics).
+	Observer Observer
 }
 
 // service is the thread layer of the daemon: the loaded threads, the
@@ -38,6 +40,7 @@ type service struct {
 	store   *rollout.Store
 	cwd     string
 	auth    *auth.Store
+	obs     Observer
 
 	threads *registry
 
@@ -66,7 +69,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	sv := &service{s: s, cfg: opts.Config, log: log, version: opts.Version, cwd: opts.Cwd, clients: map[string]*model.Client{},
+	sv := &service{s: s, cfg: opts.Config, log: log, version: opts.Version, cwd: opts.Cwd, obs: opts.Observer, clients: map[string]*model.Client{},
 		auth: auth.Open(opts.Config.Home)}
 	if problem := sv.auth.Problem(); problem != "" {
 		log.Warn("the stored sign-in cannot be used", zap.String("problem", problem))
@@ -108,6 +111,7 @@ func (sv *service) register() {
 	rpc.Handle(s, "thread/settings/update", sv.threadSettingsUpdate)
 
 	s.Gauge("threads loaded", func() int { return len(sv.threads.ids()) })
+	s.Gauge("server requests pending", sv.pendingRequests)
 
 	rpc.Handle(s, "turn/start", sv.turnStart)
 	rpc.Handle(s, "turn/steer", sv.turnSteer)
@@ -214,10 +218,14 @@ func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Con
 	if err != nil {
 		return core.Config{}, err
 	}
+	var client core.ModelClient = c
+	if sv.obs != nil {
+		client = timedClient{ModelClient: c, obs: sv.obs}
+	}
 	return core.Config{
 		ThreadID:         threadID,
 		Provider:         p.ID,
-		Client:           c,
+		Client:           client,
 		StreamMaxRetries: p.StreamMaxRetries,
 		ShellEnv:         sv.cfg.ShellEnv,
 		ToolFamily:       sv.cfg.ToolFamily,

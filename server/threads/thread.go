@@ -66,6 +66,8 @@ type thread struct {
 	// turnInputs are its user messages, for notify.
 	turnClient string
 	turnInputs []string
+	// toolStarts are when the tool items running began, for metrics.
+	toolStarts map[string]time.Time
 	proj       *projection.Thread
 	// subs is the subscribers, replaced (never changed in place) on every
 	// change, so that the deliverer can use a snapshot without mu.
@@ -155,6 +157,7 @@ func (t *thread) pump() {
 		}
 		t.observe(ev)
 		t.noticeTurn(ev)
+		t.report(ev)
 		t.queueLocked(t.proj.Apply(ev)...)
 		t.mu.Unlock()
 	}

@@ -1,0 +1,87 @@
+package rpc
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Observer is told what the engine does, for metrics. Its methods are
+// called on the engine's paths: they must be quick and safe for
+// concurrent use.
+type Observer interface {
+	// RequestDone reports a client request answered: method is a
+	// protocol method name ("unknown" for any other), outcome one of
+	// OutcomeOK, OutcomeError, OutcomeOverloaded, OutcomeRejected, and d
+	// the time from its arrival to its answer (0 when it was answered
+	// without running).
+	RequestDone(method, outcome string, d time.Duration)
+}
+
+// Request outcomes, for Observer.RequestDone.
+const (
+	OutcomeOK         = "ok"
+	OutcomeError      = "error"
+	OutcomeOverloaded = "overloaded"
+	// OutcomeRejected: refused before any handler ran (not initialized,
+	// unknown or not implemented method, invalid params).
+	OutcomeRejected = "rejected"
+)
+
+// Stats is a snapshot of the engine's state.
+type Stats struct {
+	// Conns counts the initialized client connections by transport
+	// ("stdio", "ws", "unix", "memory").
+	Conns map[string]int
+	// QueueDepth is the messages waiting in every outbound queue.
+	QueueDepth int
+	// Inflight is the requests being handled.
+	Inflight int
+	// Coalesced counts the deltas merged since the start (all
+	// connections, closed ones too).
+	Coalesced uint64
+	// SlowDisconnects counts the connections closed because they did not
+	// read fast enough.
+	SlowDisconnects uint64
+	// Gauges are the registered gauges' values, by name.
+	Gauges map[string]int
+}
+
+// counters are the engine's running totals.
+type counters struct {
+	coalescedClosed atomic.Uint64 // merged deltas of connections that ended
+	slowDisconnects atomic.Uint64
+}
+
+// Stats returns a snapshot of the engine's state.
+func (s *Server) Stats() Stats {
+	st := Stats{Conns: map[string]int{}}
+	for _, c := range s.Conns() {
+		st.Conns[c.info.Transport]++
+		st.QueueDepth += c.out.depth()
+		st.Coalesced += c.out.coalescedCount()
+	}
+	s.mu.Lock()
+	st.Inflight = s.inflight
+	gauges := slices.Clone(s.gauges)
+	s.mu.Unlock()
+	st.Gauges = make(map[string]int, len(gauges))
+	for _, g := range gauges {
+		st.Gauges[g.name] = g.fn()
+	}
+	st.Coalesced += s.counts.coalescedClosed.Load()
+	st.SlowDisconnects = s.counts.slowDisconnects.Load()
+	return st
+}
+
+// observeRequest reports a request's outcome to the observer, if any.
+// method is reported only when the protocol knows it.
+func (s *Server) observeRequest(method, outcome string, d time.Duration) {
+	if s.opts.Observer == nil {
+		return
+	}
+	if _, info := s.lookup(method); info == nil {
+		method = "unknown"
+	}
+	s.opts.Observer.RequestDone(method, outcome, d)
+}
