@@ -69,6 +69,8 @@ type Conn struct {
 	streamDone chan struct{}
 	// handlers counts this connection's running handlers.
 	handlers sync.WaitGroup
+	// serial runs the requests that share an ordering key in turn.
+	serial lines
 	// warnedSlow is set once the client was logged as falling behind.
 	warnedSlow atomic.Bool
 
@@ -192,6 +194,14 @@ func (c *Conn) trackOpen(r *Request) bool {
 	}
 	c.open[r] = struct{}{}
 	return true
+}
+
+// isGivenUp reports whether the shutdown deadline answered the open
+// requests.
+func (c *Conn) isGivenUp() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.givenUp
 }
 
 func (c *Conn) untrackOpen(r *Request) {

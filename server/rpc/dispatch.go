@@ -76,6 +76,18 @@ func (c *Conn) handleRequest(m inMessage) {
 		return
 	}
 	c.log.Debug("request started", zap.String("method", m.method), zap.ByteString("id", m.id))
+	if key := c.srv.orderKey(m.method, m.params); key != "" {
+		// Tracked from now: one waiting its turn at the shutdown deadline
+		// is answered too.
+		r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace}
+		if !c.trackOpen(r) {
+			c.srv.release(c)
+			r.answer(errorMsg(m.id, errGivenUp), false)
+			return
+		}
+		c.serial.run(key, func() { c.runTracked(r, m, h) })
+		return
+	}
 	go c.runHandler(m, h)
 }
 
@@ -137,10 +149,21 @@ func (s *Server) release(c *Conn) {
 // runHandler runs a handler and answers, exactly once, whatever happens:
 // a result, an error, or an internal error when the handler panics.
 func (c *Conn) runHandler(m inMessage, h *handler) {
-	defer c.srv.release(c)
 	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace}
 	if !c.trackOpen(r) {
+		c.srv.release(c)
 		r.answer(errorMsg(m.id, errGivenUp), false)
+		return
+	}
+	c.runTracked(r, m, h)
+}
+
+// runTracked runs the handler of a tracked request r. When the connection
+// was given up meanwhile (a request that waited its turn), r has been
+// answered and the handler does not run.
+func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
+	defer c.srv.release(c)
+	if c.isGivenUp() {
 		return
 	}
 	defer func() {

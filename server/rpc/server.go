@@ -53,9 +53,10 @@ type Server struct {
 	lim  Limits
 	log  *zap.Logger
 
-	// hmu guards handlers.
-	hmu      sync.RWMutex
-	handlers map[string]*handler
+	// hmu guards handlers and orderKeys.
+	hmu       sync.RWMutex
+	handlers  map[string]*handler
+	orderKeys map[string]OrderKey
 
 	// work counts running handlers of all connections; Add happens under
 	// mu, before draining is set, so Wait in shutdown is safe.
@@ -93,12 +94,13 @@ func New(opts Options) *Server {
 		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
 	}
 	return &Server{
-		opts:     opts,
-		lim:      opts.Limits,
-		log:      opts.Logger,
-		handlers: map[string]*handler{},
-		conns:    map[uint64]*Conn{},
-		stop:     make(chan string, 1),
+		opts:      opts,
+		lim:       opts.Limits,
+		log:       opts.Logger,
+		handlers:  map[string]*handler{},
+		orderKeys: map[string]OrderKey{},
+		conns:     map[uint64]*Conn{},
+		stop:      make(chan string, 1),
 	}
 }
 

@@ -110,6 +110,16 @@ func (sv *service) register() {
 	rpc.Handle(s, "thread/revert", sv.threadRevert)
 	rpc.Handle(s, "thread/settings/update", sv.threadSettingsUpdate)
 
+	// A connection's requests about one thread are handled in the order
+	// it sent them, as the reference handles them (an archive and the
+	// unarchive right behind it, a rename and the read after it).
+	rpc.Order(s, rpc.ByThread,
+		"thread/resume", "thread/fork", "thread/unsubscribe", "thread/read", "thread/turns/list", "thread/items/list",
+		"thread/archive", "thread/unarchive", "thread/delete", "thread/name/set", "thread/compact/start",
+		"thread/shellCommand", "thread/inject_items", "thread/revert", "thread/settings/update",
+		"thread/goal/get", "thread/backgroundTerminals/list", "thread/readState/update",
+		"turn/start", "turn/steer", "turn/interrupt")
+
 	s.Gauge("threads loaded", func() int { return len(sv.threads.ids()) })
 	s.Gauge("server requests pending", sv.pendingRequests)
 

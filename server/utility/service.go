@@ -64,6 +64,9 @@ func newUtility(opts Options) *utility {
 func Register(s *rpc.Server, opts Options) {
 	u := newUtility(opts)
 	s.OnDrain(u.drain)
+	// A connection's config reads and writes are handled in the order it
+	// sent them (a write, then the read of what it wrote).
+	rpc.Order(s, rpc.Fixed("config"), "config/read", "config/value/write", "config/batchWrite")
 
 	rpc.Handle(s, "command/exec", u.commandExec)
 	rpc.Handle(s, "command/exec/write", u.commandExecWrite)
