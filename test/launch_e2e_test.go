@@ -298,3 +298,15 @@ func TestProxyToARunningDaemon(t *testing.T) {
 		t.Fatalf("no daemon: exit %d, %q", code, stderr)
 	}
 }
+
+// Running as root is logged loudly at startup (the tests run as root on
+// these machines; as another user there is nothing to see).
+func TestRootIsWarnedAbout(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not running as root")
+	}
+	d := Start(t, Options{})
+	if !d.HasLog(func(l LogLine) bool { return l.Level == "warn" && strings.HasPrefix(l.Msg, "RUNNING AS ROOT") }) {
+		t.Fatalf("no warning:\n%s", d.Stderr())
+	}
+}

@@ -185,6 +185,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if f.codeModeHost != "" {
 		log.Warn("ignoring --code-mode-host: agentd has no code mode", zap.String("url", f.codeModeHost))
 	}
+	if os.Geteuid() == 0 {
+		log.Warn("RUNNING AS ROOT: the model's commands and the clients' fs/* and command/exec requests act with root's rights; run agentd as a dedicated user (docs/operations.md)")
+	}
 	log.Info("starting agentd", zap.String("version", server.Version), zap.String("home", opts.Home),
 		zap.String("provider", cfg.Provider.ID), zap.String("model", cfg.Model))
 
