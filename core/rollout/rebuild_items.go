@@ -22,8 +22,21 @@ func (ts *turnState) put(it core.TurnItem, at time.Time) {
 	ts.add(id, it, ItemTimes{StartedAt: at, CompletedAt: at})
 }
 
-// putStarted records an item's start, keeping its state undecoded until
-// finish shows it is needed.
+// start records an item's start, unless it started or ended already.
+func (ts *turnState) start(it core.TurnItem, at time.Time) {
+	id := it.ItemID()
+	if i, ok := ts.itemIdx[id]; ok && id != "" {
+		if ts.ItemTimes[i].CompletedAt.IsZero() {
+			ts.Items[i] = it
+			delete(ts.pending, i)
+		}
+		return
+	}
+	ts.add(id, it, ItemTimes{StartedAt: at})
+}
+
+// putStarted records a format 1 item's start, keeping its state undecoded
+// until finish shows it is needed.
 func (ts *turnState) putStarted(s *startedItem, at time.Time) {
 	if _, ok := ts.itemIdx[s.id]; ok && s.id != "" {
 		return
@@ -55,7 +68,7 @@ func (ts *turnState) decodePending(warn func(string)) {
 	for i, it := range ts.Items {
 		if raw, ok := ts.pending[i]; ok {
 			var err error
-			if it, err = UnmarshalItem(raw); err != nil {
+			if it, err = unmarshalItemV1(raw); err != nil {
 				if !errors.Is(err, ErrUnknownType) {
 					warn(fmt.Sprintf("turn %s: started item skipped: %v", ts.ID, err))
 				}

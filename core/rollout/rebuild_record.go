@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 )
 
@@ -15,17 +14,17 @@ type record struct {
 	typ    string
 	turnID string
 	at     time.Time
+	// n is the line number, which names the turns the reference's oldest
+	// files never opened explicitly.
+	n int
 	// One of these is set, by typ.
-	meta      *wireMeta
+	meta      *SessionMeta
 	item      model.ResponseItem
-	compacted *wireCompacted
+	compacted *Compaction
 	tc        *TurnContext
 	name      *string
 	rollback  int
-	msg       core.EventMsg
-	// started is an itemStarted event, kept undecoded: most items
-	// complete later, and only the completed state is shown.
-	started *startedItem
+	ev        *evRec
 }
 
 type startedItem struct {
@@ -44,16 +43,16 @@ func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
 	r := record{typ: l.Type, turnID: l.TurnID, at: l.time()}
 	switch l.Type {
 	case LineSessionMeta:
-		var w wireMeta
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
+		m, err := decodeMeta(l.Payload)
+		if err != nil {
 			return record{}, err
 		}
-		r.meta = &w
+		r.meta = &m
 	case LineResponseItem:
 		if opts.SkipHistory {
 			break
 		}
-		if r.item, err = model.ParseResponseItem(l.Payload); err != nil {
+		if r.item, err = model.ParseResponseItem(stripInternal(l.Payload)); err != nil {
 			return record{}, err
 		}
 	case LineCompacted:
@@ -61,7 +60,8 @@ func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
 			return record{}, err
 		}
-		r.compacted = &w
+		c := w.compaction()
+		r.compacted = &c
 	case LineTurnContext:
 		var w wireTurnContext
 		if err := json.Unmarshal(l.Payload, &w); err != nil {
@@ -82,24 +82,51 @@ func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
 		}
 		r.rollback = w.NumTurns
 	case LineEventMsg:
-		if typ, _ := peekType(l.Payload); typ == evItemStarted {
-			raw, err := itemOfEvent(typ, l.Payload)
-			if err != nil {
-				return record{}, err
-			}
-			id, err := peekItemID(raw)
-			if err != nil {
-				return record{}, err
-			}
-			r.started = &startedItem{id: id, raw: bytes.Clone(raw)}
-			break
-		}
-		r.msg, err = UnmarshalEvent(l.Payload)
+		ev, err := decodeEvent(l.Payload)
 		if errors.Is(err, ErrUnknownType) {
-			r.msg = nil // written by a newer version: skipped
+			break // written by a newer version, or of no use here: skipped
 		} else if err != nil {
 			return record{}, err
 		}
+		r.ev = &ev
 	}
 	return r, nil
+}
+
+// internalMember is a member of the reference's history items that is
+// its own bookkeeping and never sent to a model.
+var internalMember = []byte(`"internal_chat_message_metadata_passthrough"`)
+
+// stripInternal returns a history item without the reference's internal
+// member, keeping the order of the others; b itself when it has none.
+func stripInternal(b []byte) []byte {
+	if !bytes.Contains(b, internalMember) {
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return b
+	}
+	out := []byte{'{'}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return b
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return b
+		}
+		if key == string(internalMember[1:len(internalMember)-1]) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, key)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
 }
