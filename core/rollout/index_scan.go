@@ -223,8 +223,7 @@ func (s *summary) event(l line) error {
 		s.openTurn(tid, e.turnKind == core.TurnCompact)
 	case evkTurnComplete:
 		if current {
-			st := s.Turns[last] &^ turnCompactBit
-			if e.err != nil || st == turnOpenErrored || st == turnDoneFailed {
+			if e.err != nil {
 				s.setStatus(turnDoneFailed)
 			} else {
 				s.setStatus(turnDoneOK)
@@ -236,15 +235,8 @@ func (s *summary) event(l line) error {
 			s.setStatus(turnDoneInterrupted)
 		}
 	case evkError:
-		if current {
-			switch s.Turns[last] &^ turnCompactBit {
-			case turnOpen:
-				s.setStatus(turnOpenErrored)
-			case turnDoneOK:
-				if !s.CurExplicit {
-					s.setStatus(turnDoneFailed)
-				}
-			}
+		if current && s.Turns[last]&^turnCompactBit == turnOpen {
+			s.setStatus(turnOpenErrored)
 		}
 	case evkRollback:
 		s.rollback(e.numTurns)

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
@@ -92,7 +91,11 @@ type rebuilder struct {
 	cur *turnState
 	// items counts the message, reasoning and compaction items, which the
 	// reference numbers item-1, item-2, … when a record gives no id.
-	items   int
+	items int
+	// records counts the records the reference keeps when it loads a
+	// thread: it names a turn no record opened after the index of the
+	// record that opened it.
+	records int
 	usages  []TokenUsage
 	firstAt time.Time
 }
@@ -135,6 +138,28 @@ func (rb *rebuilder) fold(r *record) {
 	if rb.firstAt.IsZero() {
 		rb.firstAt = r.at
 	}
+	if referenceKeeps(r) {
+		rb.records++
+	}
+}
+
+// referenceKeeps says whether the reference keeps a record when it loads a
+// thread (it drops the records of types it does not know, and the events
+// its persistence policy leaves out).
+func referenceKeeps(r *record) bool {
+	switch r.typ {
+	case LineSessionMeta, LineResponseItem, LineTurnContext, LineCompacted, "world_state", "token_usage_record":
+		return true
+	case LineEventMsg:
+		switch r.evType {
+		case evErrorRef, evExecBegin, evExecEnd, evDynamicRequest, evDynamicResponse:
+			return false
+		}
+		// The reference's event types are snake_case (format 1's are
+		// camelCase); it knows those agentd does not decode.
+		return r.evType != "" && strings.Trim(r.evType, "abcdefghijklmnopqrstuvwxyz_") == ""
+	}
+	return false
 }
 
 func (rb *rebuilder) turnIDOf(id string) string {
@@ -171,13 +196,13 @@ func (rb *rebuilder) event(r *record, e *evRec) {
 		if ts == nil {
 			return
 		}
+		// Only the end record's error fails a turn that ended, as the
+		// reference reads it; an error record fails a turn that never
+		// ended.
 		ts.ended = true
 		ts.Status = TurnCompleted
-		switch {
-		case e.err != nil:
+		if e.err != nil {
 			ts.Status, ts.Error = TurnFailed, e.err
-		case ts.errSeen != nil:
-			ts.Status, ts.Error = TurnFailed, ts.errSeen
 		}
 		ts.CompletedAt, ts.Duration = eventTime(e.at, r.at), e.duration
 		if rb.cur == ts {
@@ -324,14 +349,11 @@ func (rb *rebuilder) userTurn(r *record) *turnState {
 	return rb.itemTurn("", r)
 }
 
-// implicitTurn opens a turn no record opened. Its id is derived from the
-// thread and the line, so that it is the same at every reading.
+// implicitTurn opens a turn no record opened. The reference names it
+// after the index of the record that opened it among those it keeps, so
+// it is the same at every reading.
 func (rb *rebuilder) implicitTurn(r *record) *turnState {
-	thread := rb.t.Meta.ID
-	if thread == "" {
-		thread = threadIDFromFileName(filepath.Base(rb.path))
-	}
-	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(thread+"/"+strconv.Itoa(r.n))).String()
+	id := "rollout-" + strconv.Itoa(rb.records)
 	ts := &turnState{Turn: Turn{ID: id, Kind: core.TurnRegular, StartedAt: r.at}}
 	rb.turns = append(rb.turns, ts)
 	rb.byID[id] = ts
@@ -415,10 +437,10 @@ func (rb *rebuilder) finish() *Thread {
 			switch {
 			case last && ts.ID == rb.opts.RunningTurnID:
 				ts.Status = TurnInProgress
+			case !ts.explicit:
+				ts.Status = TurnCompleted // as the reference reports the turns no record opened
 			case ts.errSeen != nil:
 				ts.Status, ts.Error = TurnFailed, ts.errSeen
-			case !ts.explicit:
-				ts.Status = TurnCompleted // as the reference reports the turns it never opened
 			default:
 				ts.Status = TurnInterrupted
 			}

@@ -65,7 +65,6 @@ func (b *batch) decode(opts *ReadOptions) {
 				d.recovered, d.err = applyRecovering(b.buf[sp.start:sp.end], func(l []byte) error {
 					var err error
 					d.rec, err = decodeRecord(l, ids, opts)
-					d.rec.n = sp.n
 					return err
 				})
 			}

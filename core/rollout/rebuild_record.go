@@ -14,9 +14,8 @@ type record struct {
 	typ    string
 	turnID string
 	at     time.Time
-	// n is the line number, which names the turns the reference's oldest
-	// files never opened explicitly.
-	n int
+	// evType is the type of an event_msg record.
+	evType string
 	// One of these is set, by typ.
 	meta      *SessionMeta
 	item      model.ResponseItem
@@ -82,6 +81,7 @@ func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
 		}
 		r.rollback = w.NumTurns
 	case LineEventMsg:
+		r.evType, _ = peekType(l.Payload)
 		ev, err := decodeEvent(l.Payload)
 		if errors.Is(err, ErrUnknownType) {
 			break // written by a newer version, or of no use here: skipped

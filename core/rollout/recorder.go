@@ -33,8 +33,8 @@ const DefaultQueueSize = 256
 // the writer is idle, and at the latest at each barrier: Flush (an item
 // boundary) writes, Sync (a turn end) writes and fsyncs. The writer also
 // fsyncs by itself after writing a turn's end, so an ended turn survives a
-// crash even if the caller never calls Sync. SetName, Rollback and Persist
-// return only after an fsync.
+// crash even if the caller never calls Sync. Rollback and Persist return
+// only after an fsync; SetName after the session index's.
 //
 // Write errors do not fail the caller's turn: the unwritten records stay in
 // memory, OnWarning is told, and the next barrier retries. Barriers return
