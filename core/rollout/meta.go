@@ -83,7 +83,7 @@ type wireMeta struct {
 	CLIVersion  string          `json:"cli_version"`
 	Source      json.RawMessage `json:"source,omitempty"`
 	Provider    string          `json:"model_provider,omitempty"`
-	BaseInstr   *wireText       `json:"base_instructions,omitempty"`
+	BaseInstr   json.RawMessage `json:"base_instructions,omitempty"`
 	Git         *wireGitRef     `json:"git,omitempty"`
 	ForkedFrom  string          `json:"forked_from_id,omitempty"`
 	HistoryMode string          `json:"history_mode,omitempty"`
@@ -97,6 +97,18 @@ type wireMeta struct {
 
 type wireText struct {
 	Text string `json:"text"`
+}
+
+// textOf reads base_instructions: {"text": …}, or a plain string as older
+// writers gave it.
+func textOf(raw json.RawMessage) string {
+	var w wireText
+	if json.Unmarshal(raw, &w) == nil {
+		return w.Text
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
 }
 
 type wireGitRef struct {
@@ -185,7 +197,7 @@ func metaToWire(m SessionMeta) wireMeta {
 		AgentdDevInstr: m.DeveloperInstructions,
 	}
 	if m.BaseInstructions != "" {
-		w.BaseInstr = &wireText{Text: m.BaseInstructions}
+		w.BaseInstr, _ = json.Marshal(wireText{Text: m.BaseInstructions})
 	}
 	if m.Git != nil {
 		w.Git = &wireGitRef{CommitHash: m.Git.SHA, Branch: m.Git.Branch, RepositoryURL: m.Git.OriginURL}
@@ -205,8 +217,8 @@ func decodeMeta(b []byte) (SessionMeta, error) {
 		CLIVersion: w.CLIVersion, ForkedFromID: w.ForkedFrom, DeveloperInstructions: w.AgentdDevInstr,
 		HistoryMode: w.HistoryMode,
 	}
-	if w.BaseInstr != nil {
-		m.BaseInstructions = w.BaseInstr.Text
+	if len(w.BaseInstr) > 0 {
+		m.BaseInstructions = textOf(w.BaseInstr)
 	}
 	if w.Git != nil {
 		m.Git = &GitInfo{SHA: w.Git.CommitHash, Branch: w.Git.Branch, OriginURL: w.Git.RepositoryURL}
@@ -233,9 +245,11 @@ func decodeMeta(b []byte) (SessionMeta, error) {
 // wireTurnContext is the turn_context payload: the reference's fields and,
 // for reading, format 1's camelCase ones.
 type wireTurnContext struct {
-	TurnID         string          `json:"turn_id,omitempty"`
-	Cwd            string          `json:"cwd"`
-	ApprovalPolicy string          `json:"approval_policy,omitempty"`
+	TurnID string `json:"turn_id,omitempty"`
+	Cwd    string `json:"cwd"`
+	// ApprovalPolicy is a name; the reference also has an object form
+	// (granular), which agentd does not have and reads as none.
+	ApprovalPolicy json.RawMessage `json:"approval_policy,omitempty"`
 	SandboxPolicy  *wireSandboxRef `json:"sandbox_policy,omitempty"`
 	Model          string          `json:"model"`
 	Effort         string          `json:"effort,omitempty"`
@@ -279,14 +293,19 @@ func turnContextToWire(turnID string, tc TurnContext) wireTurnContext {
 	if sb.Type == "" {
 		sb = nil
 	}
-	return wireTurnContext{
-		TurnID: turnID, Cwd: tc.Cwd, ApprovalPolicy: string(tc.ApprovalPolicy), SandboxPolicy: sb,
-		Model: tc.Model, Effort: tc.Effort, Summary: tc.Summary,
+	w := wireTurnContext{TurnID: turnID, Cwd: tc.Cwd, SandboxPolicy: sb, Model: tc.Model, Effort: tc.Effort, Summary: tc.Summary}
+	if tc.ApprovalPolicy != "" {
+		w.ApprovalPolicy, _ = json.Marshal(tc.ApprovalPolicy)
 	}
+	return w
 }
 
 func (w wireTurnContext) turnContext() TurnContext {
-	tc := TurnContext{Cwd: w.Cwd, Model: w.Model, Effort: w.Effort, Summary: w.Summary, ApprovalPolicy: policy.ApprovalPolicy(w.ApprovalPolicy)}
+	tc := TurnContext{Cwd: w.Cwd, Model: w.Model, Effort: w.Effort, Summary: w.Summary}
+	var approval string
+	if json.Unmarshal(w.ApprovalPolicy, &approval) == nil {
+		tc.ApprovalPolicy = policy.ApprovalPolicy(approval)
+	}
 	if w.V1Approval != "" {
 		tc.ApprovalPolicy = policy.ApprovalPolicy(w.V1Approval)
 	}

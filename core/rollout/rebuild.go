@@ -463,10 +463,3 @@ func (rb *rebuilder) finish() *Thread {
 	}
 	return t
 }
-
-func orTime(t, fallback time.Time) time.Time {
-	if t.IsZero() {
-		return fallback
-	}
-	return t
-}

@@ -463,3 +463,21 @@ func TestOldIndexCacheIsReplaced(t *testing.T) {
 		t.Fatal("the old cache is still there, or the new one is missing")
 	}
 }
+
+func TestReferenceRecordVariants(t *testing.T) {
+	// Spellings the reference's versions use, read without losing the
+	// record.
+	m, err := decodeMeta([]byte(`{"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w","originator":"o","cli_version":"0.100.0",` +
+		`"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p","depth":1}}},"base_instructions":"plain text","git":null}`))
+	if err != nil || m.Source != "subAgentThreadSpawn" || m.BaseInstructions != "plain text" || m.Git != nil || m.CLIVersion != "0.100.0" {
+		t.Fatalf("meta %+v %v", m, err)
+	}
+	var w wireTurnContext
+	if err := json.Unmarshal([]byte(`{"cwd":"/w","approval_policy":{"granular":{"sandbox_approval":true}},"sandbox_policy":{"type":"external-sandbox","network_access":"enabled"},"model":"m","effort":null,"summary":"auto"}`), &w); err != nil {
+		t.Fatal(err)
+	}
+	tc := w.turnContext()
+	if tc.ApprovalPolicy != "" || tc.Sandbox.Mode != policy.SandboxExternal || !tc.Sandbox.NetworkAccess || tc.Model != "m" {
+		t.Fatalf("turn context %+v", tc)
+	}
+}
