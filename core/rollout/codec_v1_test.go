@@ -49,7 +49,7 @@ func TestUnknownItemAndEventTypes(t *testing.T) {
 func TestParseLineFastAndSlowAgree(t *testing.T) {
 	at := time.Date(2026, 11, 29, 23, 1, 17, 115_000_000, time.UTC)
 	for _, turnID := range []string{"", "turn-1", `we"ird\id`} {
-		b := appendLine(nil, at, LineEventMsg, turnID, []byte(`{"type":"contextCompacted"}`))
+		b := appendLine(nil, at, LineEventMsg, turnID, []byte(`{"type":"x","s":"}{\\\"]","a":[{}]}`))
 		b = b[:len(b)-1]
 		got, err := parseLine(b, nil)
 		if err != nil {

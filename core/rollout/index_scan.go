@@ -167,8 +167,7 @@ func (s *summary) apply(b []byte) error {
 // summaryEvents are the event types a summary decodes.
 func summaryEvent(typ string) bool {
 	switch typ {
-	case evTaskStarted, evTaskComplete, evTurnAbortedRef, evErrorRef, evUserMessage, evThreadRolledBack,
-		evTurnStarted, evTurnComplete, evTurnAborted:
+	case evErrorRef, evUserMessage, evThreadRolledBack, evTurnStarted, evTurnComplete, evTurnAborted:
 		return true
 	}
 	return false
@@ -186,6 +185,12 @@ func (s *summary) event(l line) error {
 	}
 	var e evRec
 	switch {
+	case typ == evUserMessage && l.TurnID != "" && l.TurnID == s.LastTurnID && s.PreviewTurn != 0:
+		return nil // agentd's, in the current turn, after the preview: nothing to learn
+	case typ == evTaskStarted || typ == evTaskComplete || typ == evTurnAbortedRef:
+		if e, err = turnFacts(typ, l); err != nil {
+			return err
+		}
 	case summaryEvent(typ):
 		if e, err = decodeEvent(l.Payload); err != nil {
 			return err
@@ -199,7 +204,7 @@ func (s *summary) event(l line) error {
 			return err
 		}
 		if e.kind == evkStarted {
-			it, err := unmarshalItemV1(e.started.raw)
+			it, err := e.started.decode()
 			if err != nil {
 				return err
 			}
@@ -298,4 +303,47 @@ func (s *summary) rollback(n int) {
 	if s.PreviewTurn > cut {
 		s.Preview, s.PreviewTurn = "", 0
 	}
+}
+
+var (
+	compactTurnKind = []byte(`"agentd_turn_kind":"compact"`)
+	errorMember     = []byte(`"error":{`)
+)
+
+// turnFacts reads what a summary needs of a turn record of format 2: the
+// turn it names, whether it compacts (task_started) and whether it failed
+// (task_complete). agentd's records name their turn in the envelope and are
+// only searched (a member name cannot occur unescaped inside a string);
+// others are decoded.
+func turnFacts(typ string, l line) (evRec, error) {
+	kind := evkTurnAborted
+	switch typ {
+	case evTaskStarted:
+		kind = evkTurnStarted
+	case evTaskComplete:
+		kind = evkTurnComplete
+	}
+	e := evRec{kind: kind, turnID: l.TurnID, turnKind: core.TurnRegular}
+	compact, failed := false, false
+	if l.TurnID != "" {
+		compact, failed = bytes.Contains(l.Payload, compactTurnKind), bytes.Contains(l.Payload, errorMember)
+	} else {
+		var w struct {
+			TurnID string          `json:"turn_id"`
+			Kind   string          `json:"agentd_turn_kind"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return evRec{}, err
+		}
+		e.turnID = w.TurnID
+		compact, failed = w.Kind == string(core.TurnCompact), len(w.Error) > 0 && string(w.Error) != "null"
+	}
+	if compact {
+		e.turnKind = core.TurnCompact
+	}
+	if failed && kind == evkTurnComplete {
+		e.err = &core.TurnError{}
+	}
+	return e, nil
 }

@@ -84,10 +84,10 @@ var (
 )
 
 // parseLine splits a record (without its newline) into its envelope.
-// agentd's own turn records (fixed field order, a turnId, the payload
-// last) are split by hand; anything else goes through a full JSON decode:
-// the reference's records may have members after the payload ("metadata")
-// or before the type ("ordinal"). The payload is not validated here: the
+// Records in agentd's fixed field order (timestamp, type, turnId, payload)
+// are split by hand; anything else goes through a full JSON decode: the
+// reference's records may have members after the payload ("metadata") or
+// before the type ("ordinal"). The payload is not validated here: the
 // decoder of its type does that, and a torn payload fails there.
 func parseLine(b []byte, in interner) (line, error) {
 	if l, ok := parseLineFast(b, in); ok {
@@ -130,26 +130,55 @@ func parseLineFast(b []byte, in interner) (line, bool) {
 	}
 	l.Type = lineType(rest[:end])
 	rest = rest[end:]
-	// Only agentd writes turnId, and it writes the payload last.
-	if !bytes.HasPrefix(rest, sepTurnID) {
-		return l, false
+	// Only agentd writes turnId, and it writes the payload last; in a
+	// record without one, the payload must be seen to end the record.
+	withTurn := bytes.HasPrefix(rest, sepTurnID)
+	if withTurn {
+		rest = rest[len(sepTurnID):]
+		end = bytes.IndexByte(rest, '"')
+		// An id with an escape or quote in it takes the slow path.
+		if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+			return l, false
+		}
+		l.TurnID = in.get(rest[:end])
+		rest = rest[end:]
 	}
-	rest = rest[len(sepTurnID):]
-	end = bytes.IndexByte(rest, '"')
-	// An id with an escape or quote in it takes the slow path.
-	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return l, false
-	}
-	l.TurnID = in.get(rest[:end])
-	rest = rest[end:]
 	if !bytes.HasPrefix(rest, sepPayload) {
 		return l, false
 	}
 	l.Payload = rest[len(sepPayload) : len(rest)-1]
-	if len(l.Payload) == 0 {
+	if len(l.Payload) == 0 || (!withTurn && objectEnd(l.Payload) != len(l.Payload)) {
 		return l, false
 	}
 	return l, true
+}
+
+// objectEnd returns the length of the JSON object b starts with (its
+// strings skipped, its braces counted), or -1 when b does not start with
+// a whole object. It does not validate the object.
+func objectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
 
 // peekType returns the "type" of a JSON object whose first member is

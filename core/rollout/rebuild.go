@@ -73,9 +73,8 @@ type turnState struct {
 	sawCompaction bool
 	errSeen       *core.TurnError
 	itemIdx       map[string]int
-	// pending holds the undecoded started state of format 1 items, by
-	// index.
-	pending map[int][]byte
+	// pending holds the undecoded started state of items, by index.
+	pending map[int]*startedItem
 }
 
 type rebuilder struct {

@@ -35,16 +35,16 @@ func (ts *turnState) start(it core.TurnItem, at time.Time) {
 	ts.add(id, it, ItemTimes{StartedAt: at})
 }
 
-// putStarted records a format 1 item's start, keeping its state undecoded
-// until finish shows it is needed.
+// putStarted records an item's start, keeping its state undecoded until
+// finish shows it is needed.
 func (ts *turnState) putStarted(s *startedItem, at time.Time) {
 	if _, ok := ts.itemIdx[s.id]; ok && s.id != "" {
 		return
 	}
 	if ts.pending == nil {
-		ts.pending = map[int][]byte{}
+		ts.pending = map[int]*startedItem{}
 	}
-	ts.pending[len(ts.Items)] = s.raw
+	ts.pending[len(ts.Items)] = s
 	ts.add(s.id, nil, ItemTimes{StartedAt: at})
 }
 
@@ -68,7 +68,7 @@ func (ts *turnState) decodePending(warn func(string)) {
 	for i, it := range ts.Items {
 		if raw, ok := ts.pending[i]; ok {
 			var err error
-			if it, err = unmarshalItemV1(raw); err != nil {
+			if it, err = raw.decode(); err != nil {
 				if !errors.Is(err, ErrUnknownType) {
 					warn(fmt.Sprintf("turn %s: started item skipped: %v", ts.ID, err))
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 )
 
@@ -26,9 +27,46 @@ type record struct {
 	ev        *evRec
 }
 
+// startedItem is the start of an item, kept undecoded: most items
+// complete later, and only the completed state is shown.
 type startedItem struct {
 	id  string
 	raw []byte
+	// event: raw is a format 2 start event (exec_command_begin, …), not a
+	// format 1 item.
+	event bool
+}
+
+// decode returns the item the start holds.
+func (s *startedItem) decode() (core.TurnItem, error) {
+	if !s.event {
+		return unmarshalItemV1(s.raw)
+	}
+	e, err := decodeEvent(s.raw)
+	if err != nil {
+		return nil, err
+	}
+	return e.item, nil
+}
+
+// lazyStart says whether a format 2 start event's decoding waits.
+func lazyStart(typ string) bool {
+	return typ == evExecBegin || typ == evPatchBegin || typ == evDynamicRequest
+}
+
+// peekCallID returns the call_id of a start event as agentd writes it
+// (the member after "type").
+func peekCallID(typ string, b []byte) (string, bool) {
+	p := `{"type":"` + typ + `","call_id":"`
+	if len(b) <= len(p) || string(b[:len(p)]) != p {
+		return "", false
+	}
+	rest := b[len(p):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }
 
 // decodeRecord decodes one line. It is a pure function of its input, so
@@ -82,6 +120,13 @@ func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
 		r.rollback = w.NumTurns
 	case LineEventMsg:
 		r.evType, _ = peekType(l.Payload)
+		// agentd's tool starts (they name their turn) wait to be decoded.
+		if lazyStart(r.evType) && l.TurnID != "" {
+			if id, ok := peekCallID(r.evType, l.Payload); ok {
+				r.ev = &evRec{kind: evkStarted, started: &startedItem{id: id, raw: bytes.Clone(l.Payload), event: true}}
+				break
+			}
+		}
 		ev, err := decodeEvent(l.Payload)
 		if errors.Is(err, ErrUnknownType) {
 			break // written by a newer version, or of no use here: skipped
