@@ -184,7 +184,7 @@ func TestInteropReferenceThreadReadByAgentd(t *testing.T) {
 	)
 	ref := startReference(t, bin, home, cwd)
 	res := unmarshal(t, WantResult(t, ref.Call("thread/start", map[string]any{"cwd": cwd})))
-	id := str(res, "thread", "id")
+	id, refVersion := str(res, "thread", "id"), str(res, "thread", "cliVersion")
 	if st := str(runTurnOn(t, ref.Client, id, "say hello"), "turn", "status"); st != "completed" {
 		t.Fatalf("reference turn 1: %s", st)
 	}
@@ -199,7 +199,8 @@ func TestInteropReferenceThreadReadByAgentd(t *testing.T) {
 	if got := str(list, "data", 0, "id"); got != id {
 		t.Fatalf("list %v", list)
 	}
-	if str(list, "data", 0, "name") != "Named by the reference" || str(list, "data", 0, "preview") != "say hello" {
+	if str(list, "data", 0, "name") != "Named by the reference" || str(list, "data", 0, "preview") != "say hello" ||
+		str(list, "data", 0, "cliVersion") != refVersion || str(list, "data", 0, "source") != "vscode" {
 		t.Fatalf("list entry %v", path(list, "data", 0))
 	}
 	// Read with turns and items.

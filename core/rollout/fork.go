@@ -70,6 +70,10 @@ func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
 		opts.CreatedAt = time.Now()
 	}
 	meta := src.Meta
+	// The fork is this program's thread, whoever wrote the source.
+	if s.opts.Version != "" {
+		meta.CLIVersion = s.opts.Version
+	}
 	if opts.Adjust != nil {
 		opts.Adjust(&meta)
 	}

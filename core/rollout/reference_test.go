@@ -306,7 +306,7 @@ func TestReferenceThreadWithAForeignDamagedLine(t *testing.T) {
 }
 
 func TestForkOfReferenceThreadIsInTheLegacyLayout(t *testing.T) {
-	s, home := openStore(t, Options{})
+	s, home := openStore(t, Options{Version: "9.9.9"})
 	ctx := testCtx(t)
 	putRefThread(t, home, refPaginatedID, time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC), refPaginatedThread)
 	src, err := s.Read(ctx, refPaginatedID, ReadOptions{})
@@ -327,7 +327,7 @@ func TestForkOfReferenceThreadIsInTheLegacyLayout(t *testing.T) {
 	if diff := cmp.Diff(src.Turns, fk.Turns, opts...); diff != "" {
 		t.Errorf("fork turns (-source +fork):\n%s", diff)
 	}
-	if len(fk.History) != len(src.History) || fk.Meta.ForkedFromID != refPaginatedID {
+	if len(fk.History) != len(src.History) || fk.Meta.ForkedFromID != refPaginatedID || fk.Meta.CLIVersion != "9.9.9" || fk.Meta.HistoryMode != "" {
 		t.Errorf("fork history %d, meta %+v", len(fk.History), fk.Meta)
 	}
 }
