@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,7 +239,7 @@ func (c *Client) Send(v any) {
 		c.t.Fatal(err)
 	}
 	b := buf.Bytes() // ends with '\n'
-	if c.name != "stdio" {
+	if !strings.HasPrefix(c.name, "stdio") {
 		b = b[:len(b)-1]
 	}
 	c.SendRaw(b)

@@ -2,12 +2,13 @@ package rollout
 
 import (
 	"encoding/json"
-	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -53,92 +54,104 @@ func allItems() []core.TurnItem {
 	}
 }
 
+// writeEvents writes a format 2 rollout of evs (after a session_meta)
+// with the encoder the recorder uses, and returns its path.
+func writeEvents(t testing.TB, evs ...core.Event) string {
+	t.Helper()
+	meta := testMeta("t-codec", baseTime)
+	b, err := metaLine(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if b, err = appendEvent(b, meta.ID, ev.Time, ev); err != nil {
+			t.Fatalf("%T: %v", ev.Msg, err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), FileName(baseTime, meta.ID))
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// turnEvents wraps msgs in a turn, one millisecond apart.
+func turnEvents(id string, msgs ...core.EventMsg) []core.Event {
+	at := baseTime
+	evs := []core.Event{{TurnID: id, Time: at, Msg: core.TurnStarted{Kind: core.TurnRegular, StartedAt: at}}}
+	for _, m := range msgs {
+		at = at.Add(time.Millisecond)
+		evs = append(evs, core.Event{TurnID: id, Time: at, Msg: m})
+	}
+	return evs
+}
+
 func TestItemRoundTrip(t *testing.T) {
 	for _, it := range allItems() {
-		b, err := MarshalItem(it)
-		if err != nil {
-			t.Fatalf("%T: %v", it, err)
+		p := writeEvents(t, turnEvents("t1", core.ItemStarted{Item: it}, core.ItemCompleted{Item: it}, core.TurnComplete{})...)
+		th := mustRead(t, p, ReadOptions{})
+		if len(th.Warnings) > 0 || len(th.Turns) != 1 || len(th.Turns[0].Items) != 1 {
+			b, _ := os.ReadFile(p)
+			t.Fatalf("%T: %+v\n%s", it, th, b)
 		}
-		got, err := UnmarshalItem(b)
-		if err != nil {
-			t.Fatalf("%T: %v (%s)", it, err, b)
-		}
-		if diff := cmp.Diff(it, got, cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(it, th.Turns[0].Items[0], cmpopts.EquateEmpty()); diff != "" {
+			b, _ := os.ReadFile(p)
 			t.Errorf("%T round trip (-want +got):\n%s\n%s", it, diff, b)
 		}
 	}
 }
 
-func TestItemEncodingIsTaggedCamelCase(t *testing.T) {
-	b, err := MarshalItem(allItems()[3])
-	if err != nil {
-		t.Fatal(err)
+func TestItemStartedAloneIsSettled(t *testing.T) {
+	// A crash leaves a tool call started: it is shown failed, with the
+	// state it started with.
+	cmd := allItems()[3].(core.CommandExecutionItem)
+	cmd.Status, cmd.AggregatedOutput, cmd.ExitCode, cmd.DurationMs = core.StatusInProgress, nil, nil, nil
+	p := writeEvents(t, turnEvents("t1", core.ItemStarted{Item: cmd})...)
+	th := mustRead(t, p, ReadOptions{})
+	want := cmd
+	want.Status = core.StatusFailed
+	if len(th.Turns) != 1 || th.Turns[0].Status != TurnInterrupted || len(th.Turns[0].Items) != 1 {
+		t.Fatalf("%+v", th.Turns)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	if m["type"] != "commandExecution" || m["aggregatedOutput"] != "out\n" || m["processId"] != "p1" {
-		t.Fatalf("unexpected encoding: %s", b)
-	}
-	if _, ok := m["commandActions"].([]any); !ok {
-		t.Fatalf("commandActions missing: %s", b)
-	}
-}
-
-func TestUnknownItemAndEventTypes(t *testing.T) {
-	if _, err := UnmarshalItem([]byte(`{"type":"hologram","id":"x"}`)); !errors.Is(err, ErrUnknownType) {
-		t.Fatalf("unknown item: %v", err)
-	}
-	if _, err := UnmarshalEvent([]byte(`{"type":"futureThing","x":1}`)); !errors.Is(err, ErrUnknownType) {
-		t.Fatalf("unknown event: %v", err)
-	}
-	if _, err := UnmarshalEvent([]byte(`{"x":1}`)); err == nil || errors.Is(err, ErrUnknownType) {
-		t.Fatalf("untyped event: %v", err)
+	if diff := cmp.Diff(core.TurnItem(want), th.Turns[0].Items[0], cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
-// keptEvents has one value of every kept event variant.
-func keptEvents() []core.EventMsg {
+func TestTurnEventsRoundTrip(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
-	e := core.TurnError{Message: "bad", Kind: core.KindHTTPConnectionFailed, HTTPStatus: 502, Details: "eof"}
+	httpErr := core.TurnError{Message: "bad", Kind: core.KindHTTPConnectionFailed, HTTPStatus: 502, Details: "eof"}
+	plainErr := core.TurnError{Message: "no", Kind: core.KindBadRequest, HTTPStatus: 400}
 	u := model.TokenUsage{InputTokens: 1, CachedInputTokens: 2, OutputTokens: 3, ReasoningOutputTokens: 4, TotalTokens: 10}
-	out := []core.EventMsg{
-		core.TurnStarted{Kind: core.TurnCompact, StartedAt: at, ModelContextWindow: 258400},
-		core.TurnComplete{LastAgentMessage: "done", CompletedAt: at, Duration: 1500 * time.Millisecond},
-		core.TurnComplete{Error: &e, CompletedAt: at, Duration: time.Second},
-		core.TurnAborted{Reason: core.AbortShutdown, CompletedAt: at, Duration: 2 * time.Millisecond},
-		core.Error{Err: e},
-		core.TokenCount{Info: core.TokenUsageInfo{Total: u, Last: u, ModelContextWindow: 1000}},
-		core.ContextCompacted{},
+	ev := func(turn string, d time.Duration, m core.EventMsg) core.Event {
+		return core.Event{TurnID: turn, Time: at.Add(d), Msg: m}
 	}
-	for _, it := range allItems() {
-		out = append(out, core.ItemStarted{Item: it}, core.ItemCompleted{Item: it})
+	p := writeEvents(t,
+		ev("c", 0, core.TurnStarted{Kind: core.TurnCompact, StartedAt: at, ModelContextWindow: 258400}),
+		ev("c", time.Second, core.TurnComplete{LastAgentMessage: "done", CompletedAt: at.Add(time.Second), Duration: 1500 * time.Millisecond}),
+		ev("f", 2*time.Second, core.TurnStarted{Kind: core.TurnRegular, StartedAt: at.Add(2 * time.Second)}),
+		ev("f", 3*time.Second, core.Error{Err: httpErr}),
+		ev("f", 3*time.Second, core.TurnComplete{Error: &httpErr, CompletedAt: at.Add(3 * time.Second), Duration: time.Second}),
+		ev("g", 4*time.Second, core.TurnStarted{Kind: core.TurnUserShell, StartedAt: at.Add(4 * time.Second)}),
+		ev("g", 5*time.Second, core.Error{Err: plainErr}),
+		ev("g", 5*time.Second, core.TurnComplete{Error: &plainErr, CompletedAt: at.Add(5 * time.Second), Duration: time.Second}),
+		ev("a", 6*time.Second, core.TurnStarted{Kind: core.TurnRegular, StartedAt: at.Add(6 * time.Second)}),
+		ev("a", 7*time.Second, core.TokenCount{Info: core.TokenUsageInfo{Total: u, Last: u, ModelContextWindow: 1000}}),
+		ev("a", 8*time.Second, core.TurnAborted{Reason: core.AbortShutdown, CompletedAt: at.Add(8 * time.Second), Duration: 2 * time.Second}),
+	)
+	th := mustRead(t, p, ReadOptions{})
+	want := []Turn{
+		{ID: "c", Kind: core.TurnCompact, Status: TurnCompleted, StartedAt: at, CompletedAt: at.Add(time.Second), Duration: 1500 * time.Millisecond},
+		{ID: "f", Kind: core.TurnRegular, Status: TurnFailed, Error: &httpErr, StartedAt: at.Add(2 * time.Second), CompletedAt: at.Add(3 * time.Second), Duration: time.Second},
+		{ID: "g", Kind: core.TurnUserShell, Status: TurnFailed, Error: &plainErr, StartedAt: at.Add(4 * time.Second), CompletedAt: at.Add(5 * time.Second), Duration: time.Second},
+		{ID: "a", Kind: core.TurnRegular, Status: TurnInterrupted, StartedAt: at.Add(6 * time.Second), CompletedAt: at.Add(8 * time.Second), Duration: 2 * time.Second},
 	}
-	return out
-}
-
-func TestEventRoundTrip(t *testing.T) {
-	seen := map[reflect.Type]bool{}
-	for _, msg := range keptEvents() {
-		seen[reflect.TypeOf(msg)] = true
-		b, err := MarshalEvent(msg)
-		if err != nil {
-			t.Fatalf("%T: %v", msg, err)
-		}
-		got, err := UnmarshalEvent(b)
-		if err != nil {
-			t.Fatalf("%T: %v (%s)", msg, err, b)
-		}
-		if diff := cmp.Diff(msg, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%T round trip (-want +got):\n%s\n%s", msg, diff, b)
-		}
+	if diff := cmp.Diff(want, th.Turns, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
 	}
-	// Every kept variant is covered by the round trip above.
-	for _, msg := range core.AllEventMsgs() {
-		if Keeps(msg) && !seen[reflect.TypeOf(msg)] {
-			t.Errorf("kept event %T has no round-trip case", msg)
-		}
+	wantUsage := &TokenUsage{TurnID: "a", Info: core.TokenUsageInfo{Total: u, Last: u, ModelContextWindow: 1000}}
+	if diff := cmp.Diff(wantUsage, th.TokenUsage); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 }
 
@@ -147,14 +160,12 @@ func TestEveryEventVariantHasADecision(t *testing.T) {
 		if decide(msg) == decisionUnknown {
 			t.Errorf("event %T: the rollout neither keeps nor drops it; add it to decide", msg)
 		}
-		_, err := MarshalEvent(msg)
-		if Keeps(msg) && err != nil {
-			// Item events need an item; the others must encode as is.
-			if _, isItem := msg.(core.ItemStarted); !isItem {
-				if _, isItem := msg.(core.ItemCompleted); !isItem {
-					t.Errorf("kept event %T does not encode: %v", msg, err)
-				}
-			}
+		_, err := appendEvent(nil, "t", baseTime, core.Event{TurnID: "t1", Msg: msg})
+		_, isStart := msg.(core.ItemStarted)
+		_, isEnd := msg.(core.ItemCompleted)
+		// Item events need an item; the others must encode as is.
+		if Keeps(msg) && err != nil && !isStart && !isEnd {
+			t.Errorf("kept event %T does not encode: %v", msg, err)
 		}
 		if !Keeps(msg) && err == nil {
 			t.Errorf("dropped event %T encodes", msg)
@@ -162,58 +173,106 @@ func TestEveryEventVariantHasADecision(t *testing.T) {
 	}
 }
 
-func TestParseLineFastAndSlowAgree(t *testing.T) {
-	at := time.Date(2026, 11, 29, 23, 1, 17, 115_000_000, time.UTC)
-	for _, turnID := range []string{"", "turn-1", `we"ird\id`} {
-		b := appendLine(nil, at, LineEventMsg, turnID, []byte(`{"type":"contextCompacted"}`))
-		b = b[:len(b)-1]
-		got, err := parseLine(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want struct {
-			Timestamp, Type, TurnID string
-			Payload                 json.RawMessage
-		}
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatal(err)
-		}
-		if string(got.Timestamp) != "2026-11-29T23:01:17.115Z" || got.Type != want.Type || got.TurnID != want.TurnID ||
-			string(got.Payload) != string(want.Payload) {
-			t.Errorf("parseLine(%s) = %+v, want %+v", b, got, want)
-		}
+// referenceEventTypes are the event_msg types agentd writes: all of them
+// the reference's.
+var referenceEventTypes = map[string]bool{
+	"task_started": true, "task_complete": true, "turn_aborted": true, "error": true, "token_count": true,
+	"user_message": true, "agent_message": true, "agent_reasoning": true, "agent_reasoning_raw_content": true,
+	"exec_command_begin": true, "exec_command_end": true, "patch_apply_begin": true, "patch_apply_end": true,
+	"dynamic_tool_call_request": true, "dynamic_tool_call_response": true, "item_completed": true,
+	"context_compacted": true, "thread_rolled_back": true,
+}
+
+// snakeKey is a reference field name, or an agentd one.
+var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func TestRecordsUseTheReferenceSchema(t *testing.T) {
+	var evs []core.Event
+	for i, it := range allItems() {
+		evs = append(evs, turnEvents(string(rune('a'+i)), core.ItemStarted{Item: it}, core.ItemCompleted{Item: it},
+			core.Error{Err: core.TurnError{Message: "m", Kind: core.KindOther}},
+			core.TokenCount{Info: core.TokenUsageInfo{ModelContextWindow: 5}},
+			core.TurnAborted{Reason: core.AbortInterrupted})...)
 	}
-	// Another writer's field order takes the slow path.
-	got, err := parseLine([]byte(`{"type":"thread_name","payload":{"name":"n"},"timestamp":"2026-01-01T00:00:00.000Z"}`), nil)
-	if err != nil || got.Type != LineThreadName || string(got.Payload) != `{"name":"n"}` {
-		t.Fatalf("slow path: %+v %v", got, err)
+	p := writeEvents(t, evs...)
+	b, _ := os.ReadFile(p)
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var env map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(l), &env); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		for k := range env {
+			if k != "timestamp" && k != "type" && k != "payload" && k != "turnId" {
+				t.Errorf("envelope member %q: %s", k, l)
+			}
+		}
+		var payload map[string]json.RawMessage
+		if err := json.Unmarshal(env["payload"], &payload); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		for k := range payload {
+			if !snakeKey.MatchString(k) {
+				t.Errorf("payload member %q is not the reference's spelling: %s", k, l)
+			}
+		}
+		var typ string
+		_ = json.Unmarshal(payload["type"], &typ)
+		if string(env["type"]) == `"event_msg"` && !referenceEventTypes[typ] {
+			t.Errorf("event type %q is not the reference's: %s", typ, l)
+		}
 	}
 }
 
-func TestCapOutputKeepsHeadAndTail(t *testing.T) {
-	var sb strings.Builder
-	sb.WriteString("HEAD")
-	for i := 0; sb.Len() < 200_000; i++ {
-		sb.WriteString("é line " + string(rune('a'+i%26)) + "\n")
+func TestSessionMetaRoundTrip(t *testing.T) {
+	for _, src := range []string{"vscode", "cli", "exec", "appServer", "subAgentReview", "subAgentThreadSpawn", "unknown"} {
+		m := SessionMeta{
+			ID: "t1", CreatedAt: baseTime, Cwd: "/w", ModelProvider: "mock", Model: "m", Effort: "high", Source: src,
+			ThreadSource: "ts", Originator: "o", CLIVersion: "1.2.3", Git: &GitInfo{SHA: "abc", Branch: "main", OriginURL: "https://x"},
+			ForkedFromID: "t0", BaseInstructions: "base", DeveloperInstructions: "dev",
+		}
+		payload, err := model.MarshalNoEscape(metaToWire(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeMeta(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(m, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s\n%s", src, diff, payload)
+		}
 	}
-	sb.WriteString("TAIL")
-	big := sb.String()
-	it := capItem(core.CommandExecutionItem{ID: "c", AggregatedOutput: &big}, 64<<10).(core.CommandExecutionItem)
-	out := *it.AggregatedOutput
-	if len(out) > 64<<10+200 || len(out) < 64<<10-10 {
-		t.Fatalf("capped length %d", len(out))
+}
+
+func TestTurnContextRoundTrip(t *testing.T) {
+	for _, sb := range []policy.SandboxPolicy{
+		policy.ReadOnly(),
+		{Mode: policy.SandboxWorkspaceWrite, WritableRoots: []string{"/a"}, NetworkAccess: true, ExcludeTmpdirEnvVar: true, ExcludeSlashTmp: true},
+		{Mode: policy.SandboxDangerFullAccess},
+		{Mode: policy.SandboxExternal, NetworkAccess: true},
+	} {
+		tc := TurnContext{Cwd: "/w", Model: "m", Effort: "low", Summary: "concise", ApprovalPolicy: policy.ApprovalOnRequest, Sandbox: sb}
+		b, _ := json.Marshal(turnContextToWire("t1", tc))
+		var w wireTurnContext
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc, w.turnContext(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("(-want +got):\n%s\n%s", diff, b)
+		}
 	}
-	if out[:4] != "HEAD" || out[len(out)-4:] != "TAIL" {
-		t.Fatalf("head or tail lost")
+}
+
+func TestEventTypesAreCovered(t *testing.T) {
+	// Every kept variant takes part in a round trip above.
+	seen := map[reflect.Type]bool{}
+	for _, m := range []core.EventMsg{core.TurnStarted{}, core.TurnComplete{}, core.TurnAborted{}, core.Error{},
+		core.TokenCount{}, core.ItemStarted{}, core.ItemCompleted{}} {
+		seen[reflect.TypeOf(m)] = true
 	}
-	if !utf8.ValidString(out) {
-		t.Fatalf("cut inside a rune")
-	}
-	if !strings.Contains(out, "bytes of output omitted") {
-		t.Fatalf("no note of the omission")
-	}
-	small := "short"
-	if got := capItem(core.CommandExecutionItem{AggregatedOutput: &small}, 64<<10).(core.CommandExecutionItem); *got.AggregatedOutput != small {
-		t.Fatalf("small output changed")
+	for _, msg := range core.AllEventMsgs() {
+		if Keeps(msg) && !seen[reflect.TypeOf(msg)] {
+			t.Errorf("kept event %T has no round-trip case", msg)
+		}
 	}
 }

@@ -7,31 +7,57 @@
 // # File format
 //
 // A thread lives in <home>/sessions/YYYY/MM/DD/rollout-<YYYY-MM-DDThh-mm-ss>-<threadId>.jsonl
-// (UTC dates). Each line is one record:
+// (UTC dates), the layout of the reference (codex), which shares the home:
+// each program lists, reads, resumes and forks the other's threads. Each
+// line is one record, in the reference's schema (format 2):
 //
-//	{"timestamp":"2026-11-29T23:01:17.115Z","type":"event_msg","turnId":"…","payload":{…}}
+//	{"timestamp":"2026-11-29T23:01:17.115Z","type":"event_msg","turnId":"…","payload":{"type":"task_started",…}}
 //
-// turnId is present on records that belong to a turn. The types are:
+// turnId is agentd's (the reference ignores it): records of a turn carry
+// it, so that rollbacks and forks know their turn without replaying
+// boundaries. Payload fields are the reference's (snake_case); fields named
+// agentd_* are agentd's, for what the reference's cannot say, and the
+// reference ignores them. The types are:
 //
-//   - session_meta: the first line (SessionMeta): id, createdAt, cwd,
-//     modelProvider, model, source, originator, cliVersion, git, forkedFromId,
-//     ephemeral (always false: ephemeral threads have no file), instructions.
+//   - session_meta: the first line: id, timestamp, cwd, originator,
+//     cli_version, source, model_provider, base_instructions {text}, git
+//     {commit_hash, branch, repository_url}, forked_from_id; agentd_format
+//     (2), agentd_model, agentd_reasoning_effort, agentd_thread_source,
+//     agentd_developer_instructions. No history_mode: the reference reads
+//     the turns of such a thread from its events (its "legacy" layout),
+//     which is what agentd writes.
+//   - turn_context: a turn's settings: turn_id, cwd, approval_policy,
+//     sandbox_policy {type, …}, model, effort, summary.
 //   - response_item: one model history item, its raw Responses-API JSON
 //     exactly as the model saw it.
-//   - turn_context: a turn's settings (cwd, model, effort, summary,
-//     approvalPolicy, sandbox).
-//   - event_msg: a kept core event (see Keeps), tagged by "type":
-//     turnStarted, turnComplete, turnAborted, itemStarted, itemCompleted
-//     (items tagged userMessage, agentMessage, reasoning, commandExecution,
-//     fileChange, plan, dynamicToolCall, contextCompaction), error,
-//     tokenCount, contextCompacted. Fields are camelCase.
-//   - thread_name {name}, rollback {numTurns}, compacted {message,
-//     replacementHistory}: thread-level changes.
+//   - compacted {message, replacement_history}: the history is replaced.
+//   - event_msg, by payload type: task_started, task_complete (error for a
+//     failed turn), turn_aborted, error, token_count, user_message,
+//     agent_message, agent_reasoning and agent_reasoning_raw_content (one
+//     per part), exec_command_begin/end, patch_apply_begin/end,
+//     dynamic_tool_call_request/response, item_completed (plans, as a
+//     typed Plan item), context_compacted, thread_rolled_back. Messages
+//     and reasoning are written once complete; tool calls when they start
+//     too, so that a crash leaves them shown (failed).
 //
-// Readers skip record and event types they do not know, so later versions
+// Names are not in the rollout: like the reference, agentd appends them to
+// <home>/session_index.jsonl ({"id","thread_name","updated_at"}; the last
+// line of an id wins) and reads the reference's there.
+//
+// Readers also take the reference's newer layout (history_mode
+// "paginated": an ordinal on each record, items as typed item_completed
+// events) and agentd's format 1 (its own camelCase events: turnStarted,
+// itemCompleted with items, …; thread_name and rollback records), so
+// threads written before format 2 keep working. Records that name no turn
+// belong to the turn open when they were written, and turns no record
+// opened (the reference's oldest files) are rebuilt as the reference
+// rebuilds them, with its item and turn names (item-1, rollout-7).
+//
+// Readers skip record and event types they do not know, so either program
 // can add kinds. They also skip damaged lines (a torn last line after a
-// crash, a torn line in the middle followed by good ones) with a warning,
-// and never refuse a whole thread for them.
+// crash, a torn line in the middle followed by good ones, a line another
+// program wrote badly) with a warning, and never refuse a whole thread for
+// them.
 //
 // Archived threads move to <home>/archived_sessions/ flat, keeping their
 // file name; the name carries the creation date, so unarchiving puts the
@@ -43,14 +69,16 @@
 // materialization: a thread that never runs a turn leaves no file). Records
 // are written whole, by one writer goroutine per thread, as soon as it is
 // idle and at every Flush; the file is fsynced when a turn ends and before
-// SetName, Rollback and Persist return. Write errors keep the records in
-// memory and are retried at the next barrier.
+// Rollback and Persist return. Write errors keep the records in
+// memory and are retried at the next barrier. A name is appended to the
+// session index and fsynced before SetName returns.
 //
 // # Index
 //
 // thread/list is answered from an in-memory index of per-file summaries
-// (meta, name, preview, turn statuses, last model), cached between runs in
-// <home>/rollout-index.v1.gob keyed by path, inode, size and mtime. SQLite
+// (meta, preview, turn statuses, last model; names come from the session
+// index, read again as it grows), cached between runs in
+// <home>/rollout-index.v2.gob keyed by path, inode, size and mtime. SQLite
 // (modernc.org/sqlite) was considered and not chosen: the files stay the
 // only truth either way, so a database would still need the same staleness
 // checks against the directory tree, while adding a large dependency, a

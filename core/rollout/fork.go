@@ -32,8 +32,9 @@ type ForkOptions struct {
 
 // Fork copies a thread into a new one: a new id and meta naming the source
 // in ForkedFromID, and the source's records up to and including
-// LastTurnID's. The name is copied (as the reference does); the history,
-// turns and last token usage follow from the copied records. A copied turn
+// LastTurnID's. The name is copied (as the reference does) into the
+// session index; the history, turns and last token usage follow from the
+// copied records. A copied turn
 // that had not ended in the source is recorded as interrupted in the
 // fork. The source file is not changed. Fork returns the new thread,
 // rebuilt from its file, which it writes and fsyncs before returning.
@@ -69,6 +70,10 @@ func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
 		opts.CreatedAt = time.Now()
 	}
 	meta := src.Meta
+	// The fork is this program's thread, whoever wrote the source.
+	if s.opts.Version != "" {
+		meta.CLIVersion = s.opts.Version
+	}
 	if opts.Adjust != nil {
 		opts.Adjust(&meta)
 	}
@@ -78,7 +83,7 @@ func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err = copyRecords(out, loc.Path, opts.LastTurnID)
+	out, err = copyRecords(out, loc.Path, meta.ID, opts.LastTurnID)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +92,18 @@ func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
 		return nil, err
 	}
 	s.idx.touch(dst)
-	return ReadThread(dst, ReadOptions{})
+	s.idx.names.refresh()
+	if name := s.idx.names.nameOf(opts.SourceID, src.Name); name != "" {
+		if err := s.idx.names.set(meta.ID, name); err != nil {
+			return nil, err
+		}
+	}
+	t, err := ReadThread(dst, ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	t.Name = s.idx.names.nameOf(meta.ID, t.Name)
+	return t, nil
 }
 
 func hasTurn(t *Thread, id string) bool {
@@ -100,10 +116,11 @@ func hasTurn(t *Thread, id string) bool {
 }
 
 // copyRecords appends to out the source's valid records (all but its
-// session_meta) up to the end of turn last ("" for all), then thread names
-// recorded later, then an abort record for the copied last turn if it had
-// not ended.
-func copyRecords(out []byte, path, last string) ([]byte, error) {
+// session_meta records) up to the end of turn last ("" for all), then
+// format 1 thread names recorded later, then an abort record for the
+// copied last turn if it had not ended. Records that name no turn (the
+// reference's) belong to the turn open when they were written.
+func copyRecords(out []byte, path, newID, last string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -120,6 +137,7 @@ func copyRecords(out []byte, path, last string) ([]byte, error) {
 	)
 	state := before
 	var openTurn string // the last copied turn, while it has not ended
+	var cur string      // the turn that records naming none belong to
 	copyOne := func(b []byte) error {
 		l, err := parseLine(b, nil)
 		if err != nil {
@@ -131,28 +149,49 @@ func copyRecords(out []byte, path, last string) ([]byte, error) {
 		if l.Type == LineSessionMeta {
 			return nil
 		}
-		evType := ""
-		if l.Type == LineEventMsg {
-			evType, _ = peekType(l.Payload)
+		tid, bound := l.TurnID, turnBoundary(l)
+		if tid == "" && bound != boundNone {
+			var w struct {
+				TurnID string `json:"turn_id"`
+			}
+			_ = json.Unmarshal(l.Payload, &w)
+			tid = w.TurnID
+		}
+		if tid == "" {
+			tid = cur
 		}
 		if last != "" {
 			switch {
-			case state == before && l.TurnID == last:
+			case state == before && tid == last:
 				state = inLast
-			case state == inLast && l.TurnID != "" && l.TurnID != last:
+			case state == inLast && tid != "" && tid != last:
 				state = after
 			}
 		}
 		if state == after && l.Type != LineThreadName {
 			return nil
 		}
-		switch evType {
-		case evTurnStarted:
-			openTurn = l.TurnID
-		case evTurnComplete, evTurnAborted:
-			if l.TurnID == openTurn {
+		switch bound {
+		case boundStart:
+			openTurn, cur = tid, tid
+		case boundComplete, boundAbort:
+			if tid == openTurn {
 				openTurn = ""
 			}
+			if bound == boundComplete && tid == cur {
+				cur = ""
+			}
+		}
+		if it, completed, ok := typedItemOf(l); ok {
+			// The reference reads typed items only in the threads it
+			// projects itself: the copy says them as events, as agentd
+			// writes them.
+			msg := core.EventMsg(core.ItemStarted{Item: it})
+			if completed {
+				msg = core.ItemCompleted{Item: it}
+			}
+			out, err = appendEvent(out, newID, l.time(), core.Event{TurnID: tid, Msg: msg})
+			return err
 		}
 		out = append(out, b...)
 		out = append(out, '\n')
@@ -164,13 +203,57 @@ func copyRecords(out []byte, path, last string) ([]byte, error) {
 		return nil, err
 	}
 	if openTurn != "" {
-		payload, err := MarshalEvent(core.TurnAborted{Reason: core.AbortInterrupted, CompletedAt: time.Now()})
-		if err != nil {
-			return nil, err
-		}
-		out = appendLine(out, time.Now(), LineEventMsg, openTurn, payload)
+		now := time.Now()
+		return appendEvent(out, newID, now, core.Event{TurnID: openTurn, Msg: core.TurnAborted{Reason: core.AbortInterrupted, CompletedAt: now}})
 	}
 	return out, nil
+}
+
+// typedItemOf returns the item of an item_started or item_completed
+// record holding a typed item other than a plan (which agentd writes so
+// too); ok is false for any other record.
+func typedItemOf(l line) (it core.TurnItem, completed, ok bool) {
+	if l.Type != LineEventMsg {
+		return nil, false, false
+	}
+	typ, _ := peekType(l.Payload)
+	if typ != evItemStartedRef && typ != evItemCompletedRef {
+		return nil, false, false
+	}
+	e, err := decodeTypedItem(l.Payload, typ == evItemCompletedRef)
+	if err != nil {
+		return nil, false, false
+	}
+	if _, plan := e.item.(core.PlanItem); plan {
+		return nil, false, false
+	}
+	return e.item, e.completed, true
+}
+
+// Turn boundaries, as turnBoundary finds them.
+const (
+	boundNone = iota
+	boundStart
+	boundComplete
+	boundAbort
+)
+
+// turnBoundary says whether a record starts or ends a turn, in either
+// format.
+func turnBoundary(l line) int {
+	if l.Type != LineEventMsg {
+		return boundNone
+	}
+	typ, _ := peekType(l.Payload)
+	switch typ {
+	case evTaskStarted, evTurnStarted:
+		return boundStart
+	case evTaskComplete, evTurnComplete:
+		return boundComplete
+	case evTurnAbortedRef, evTurnAborted:
+		return boundAbort
+	}
+	return boundNone
 }
 
 // writeNewFile creates path (which must not exist) with data, fsynced,

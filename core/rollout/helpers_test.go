@@ -142,7 +142,8 @@ func recordTurn(t testing.TB, r *Recorder, s turnScript) {
 }
 
 // writeThreadFile writes a rollout file directly (no recorder, no fsync),
-// for generating many threads quickly. It returns the path.
+// for generating many threads quickly, and names the thread in the session
+// index when name is set. It returns the path.
 func writeThreadFile(t testing.TB, home string, meta SessionMeta, turns int, name string) string {
 	t.Helper()
 	var b []byte
@@ -156,23 +157,22 @@ func writeThreadFile(t testing.TB, home string, meta SessionMeta, turns int, nam
 		tid := fmt.Sprintf("%s-t%d", meta.ID, i)
 		add := func(msg core.EventMsg) {
 			at = at.Add(time.Millisecond)
-			p, err := MarshalEvent(msg)
-			if err != nil {
+			if b, err = appendEvent(b, meta.ID, at, core.Event{TurnID: tid, Msg: msg}); err != nil {
 				t.Fatal(err)
 			}
-			b = appendLine(b, at, LineEventMsg, tid, p)
 		}
 		add(core.TurnStarted{Kind: core.TurnRegular, StartedAt: at})
 		prompt := fmt.Sprintf("prompt %d of %s", i, meta.ID)
-		add(core.ItemCompleted{Item: core.UserMessageItem{ID: tid + "-u", Content: []core.UserInput{core.TextInput(prompt)}}})
 		b = appendLine(b, at, LineResponseItem, tid, model.NewTextMessage("", "user", prompt).Raw())
+		add(core.ItemCompleted{Item: core.UserMessageItem{ID: tid + "-u", Content: []core.UserInput{core.TextInput(prompt)}}})
 		b = appendLine(b, at, LineResponseItem, tid, model.NewTextMessage("m"+tid, "assistant", "answer").Raw())
 		add(core.ItemCompleted{Item: core.AgentMessageItem{ID: "m" + tid, Text: "answer"}})
 		add(core.TurnComplete{CompletedAt: at})
 	}
 	if name != "" {
-		p, _ := model.MarshalNoEscape(wireThreadName{Name: name})
-		b = appendLine(b, at, LineThreadName, "", p)
+		if err := newNameIndex(home, nil).set(meta.ID, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Join(datedDir(home, meta.CreatedAt), FileName(meta.CreatedAt, meta.ID))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -76,6 +76,8 @@ type index struct {
 	dirty   map[string]bool
 
 	saver *cacheSaver
+	// names is the session index: thread names, refreshed with the index.
+	names *nameIndex
 }
 
 func newIndex(home string, opts Options) *index {
@@ -88,6 +90,7 @@ func newIndex(home string, opts Options) *index {
 		byIno:      map[uint64]*entry{},
 		dirs:       map[string]*dirState{},
 		dirty:      map[string]bool{},
+		names:      newNameIndex(home, opts.OnWarning),
 	}
 	if !opts.NoIndexCache {
 		x.cachePath = filepath.Join(home, indexCacheName)
@@ -184,6 +187,7 @@ func (x *index) refreshLocked() {
 		x.startRevalidation()
 	}
 	x.gen++
+	x.names.refresh()
 	x.changed = x.takeDirty()
 	var jobs []*scanJob
 	x.walk(filepath.Join(x.home, SessionsDir), false, full, now, &jobs)

@@ -12,9 +12,13 @@ import (
 
 // indexCacheName is the index cache file under the home. It is only a
 // cache: deleting it costs one full scan.
-const indexCacheName = "rollout-index.v1.gob"
+const indexCacheName = "rollout-index.v2.gob"
 
-const indexCacheVersion = 1
+// oldIndexCacheName is the cache of agentd versions that wrote format 1;
+// its summaries did not read the reference's threads, so it is dropped.
+const oldIndexCacheName = "rollout-index.v1.gob"
+
+const indexCacheVersion = 2
 
 type cacheFile struct {
 	Version int
@@ -166,6 +170,9 @@ func (x *index) save() error {
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), x.cachePath)
+	}
+	if err == nil {
+		_ = os.Remove(filepath.Join(filepath.Dir(x.cachePath), oldIndexCacheName))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())

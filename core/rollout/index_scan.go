@@ -25,8 +25,12 @@ type summary struct {
 	PreviewTurn int
 	// Turns holds one byte per visible turn: turnCompactBit and a
 	// turnStatus.
-	Turns      []byte
+	Turns []byte
+	// LastTurnID is the id of the last turn ("" for an implicit one).
 	LastTurnID string
+	// CurOpen says records that name no turn belong to the last turn
+	// (until it completes); CurExplicit that a start record opened it.
+	CurOpen, CurExplicit bool
 	// Model and Effort are those of the last turn context.
 	Model   string
 	Effort  string
@@ -94,23 +98,39 @@ func continueSummary(r io.Reader, size int64, prev *summary) (*summary, int64, e
 	return s, end, err
 }
 
-var userMessageItemPrefix = []byte(`"item":{"type":"userMessage"`)
+// summaryTypes are the record types a summary reads; it skips the others
+// (history items, most of a file) without decoding them.
+func summaryType(typ string) bool {
+	switch typ {
+	case LineSessionMeta, LineTurnContext, LineThreadName, LineRollback, LineEventMsg:
+		return true
+	}
+	return false
+}
 
 // apply folds one record into the summary; like rebuilder.apply it changes
 // nothing when it fails.
 func (s *summary) apply(b []byte) error {
+	if typ, ok := peekLineType(b); ok && !summaryType(typ) {
+		if s.FirstAt.IsZero() {
+			if t, ok := parseTimestamp(b[len(prefixTimestamp) : len(prefixTimestamp)+min(24, len(b)-len(prefixTimestamp))]); ok {
+				s.FirstAt = t
+			}
+		}
+		return nil
+	}
 	l, err := parseLine(b, s.ids)
 	if err != nil {
 		return err
 	}
 	switch l.Type {
 	case LineSessionMeta:
-		var w wireMeta
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
+		m, err := decodeMeta(l.Payload)
+		if err != nil {
 			return err
 		}
 		if !s.HasMeta {
-			s.HasMeta, s.Meta = true, w.meta()
+			s.HasMeta, s.Meta = true, m
 		}
 	case LineTurnContext:
 		var w struct {
@@ -144,68 +164,118 @@ func (s *summary) apply(b []byte) error {
 	return nil
 }
 
+// summaryEvents are the event types a summary decodes.
+func summaryEvent(typ string) bool {
+	switch typ {
+	case evErrorRef, evUserMessage, evThreadRolledBack, evTurnStarted, evTurnComplete, evTurnAborted:
+		return true
+	}
+	return false
+}
+
+var (
+	userMessageItemV1    = []byte(`"item":{"type":"userMessage"`)
+	userMessageItemTyped = []byte(`"type":"UserMessage"`)
+)
+
 func (s *summary) event(l line) error {
 	typ, err := peekType(l.Payload)
 	if err != nil {
 		return err
 	}
-	last := len(s.Turns) - 1
-	current := last >= 0 && l.TurnID != "" && l.TurnID == s.LastTurnID
-	switch typ {
-	case evTurnStarted:
-		var w wireTurnStarted
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
+	var e evRec
+	switch {
+	case typ == evUserMessage && l.TurnID != "" && l.TurnID == s.LastTurnID && s.PreviewTurn != 0:
+		return nil // agentd's, in the current turn, after the preview: nothing to learn
+	case typ == evTaskStarted || typ == evTaskComplete || typ == evTurnAbortedRef:
+		if e, err = turnFacts(typ, l); err != nil {
 			return err
 		}
-		if l.TurnID == "" || l.TurnID == s.LastTurnID {
+	case summaryEvent(typ):
+		if e, err = decodeEvent(l.Payload); err != nil {
+			return err
+		}
+	case (typ == evItemStarted || typ == evItemCompleted) && bytes.Contains(l.Payload, userMessageItemV1),
+		typ == evItemCompletedRef && bytes.Contains(l.Payload, userMessageItemTyped):
+		if s.PreviewTurn != 0 {
 			return nil
 		}
-		code := turnOpen
-		if w.Kind == string(core.TurnCompact) {
-			code |= turnCompactBit
-		}
-		s.Turns = append(s.Turns, code)
-		s.LastTurnID = l.TurnID
-	case evTurnComplete:
-		var w wireTurnComplete
-		if err := json.Unmarshal(l.Payload, &w); err != nil {
+		if e, err = decodeEvent(l.Payload); err != nil {
 			return err
 		}
+		if e.kind == evkStarted {
+			it, err := e.started.decode()
+			if err != nil {
+				return err
+			}
+			e = evRec{kind: evkItem, item: it}
+		}
+	default:
+		return nil
+	}
+	tid := l.TurnID
+	if tid == "" {
+		tid = e.turnID
+	}
+	last := len(s.Turns) - 1
+	// current: the record belongs to the last turn.
+	current := last >= 0 && ((tid == "" && s.CurOpen) || (tid != "" && tid == s.LastTurnID))
+	switch e.kind {
+	case evkTurnStarted:
+		if tid == "" || tid == s.LastTurnID {
+			return nil
+		}
+		s.openTurn(tid, e.turnKind == core.TurnCompact)
+	case evkTurnComplete:
 		if current {
-			if w.Error != nil {
+			if e.err != nil {
 				s.setStatus(turnDoneFailed)
 			} else {
 				s.setStatus(turnDoneOK)
 			}
+			s.CurOpen = false
 		}
-	case evTurnAborted:
+	case evkTurnAborted:
 		if current {
 			s.setStatus(turnDoneInterrupted)
 		}
-	case evError:
+	case evkError:
 		if current && s.Turns[last]&^turnCompactBit == turnOpen {
 			s.setStatus(turnOpenErrored)
 		}
-	case evItemStarted, evItemCompleted:
-		if s.PreviewTurn != 0 || !current || !bytes.Contains(l.Payload, userMessageItemPrefix) {
+	case evkRollback:
+		s.rollback(e.numTurns)
+	case evkNewItem, evkItem:
+		um, ok := e.item.(core.UserMessageItem)
+		if !ok {
 			return nil
 		}
-		msg, err := UnmarshalEvent(l.Payload)
-		if err != nil {
-			return err
+		switch {
+		case tid == "":
+			// A user message that names no turn opens an implicit turn
+			// unless an explicit one is current (as the rebuild does).
+			if !s.CurOpen || !s.CurExplicit {
+				s.Turns = append(s.Turns, turnDoneOK)
+				s.LastTurnID, s.CurOpen, s.CurExplicit = "", true, false
+			}
+		case tid != s.LastTurnID:
+			s.openTurn(tid, false) // its start record was lost
 		}
-		var um core.UserMessageItem
-		switch m := msg.(type) {
-		case core.ItemStarted:
-			um, _ = m.Item.(core.UserMessageItem)
-		case core.ItemCompleted:
-			um, _ = m.Item.(core.UserMessageItem)
-		}
-		if text := userText(um); text != "" {
+		if text := userText(um); text != "" && s.PreviewTurn == 0 {
 			s.Preview, s.PreviewTurn = text, len(s.Turns)
 		}
 	}
 	return nil
+}
+
+// openTurn records the start of explicit turn id.
+func (s *summary) openTurn(id string, compact bool) {
+	code := turnOpen
+	if compact {
+		code |= turnCompactBit
+	}
+	s.Turns = append(s.Turns, code)
+	s.LastTurnID, s.CurOpen, s.CurExplicit = id, true, true
 }
 
 func (s *summary) setStatus(st byte) {
@@ -215,6 +285,7 @@ func (s *summary) setStatus(st byte) {
 
 // rollback mirrors rebuilder.rollback on the turn codes.
 func (s *summary) rollback(n int) {
+	s.CurOpen = false
 	cut := len(s.Turns)
 	for cut > 0 && n > 0 {
 		cut--
@@ -232,4 +303,47 @@ func (s *summary) rollback(n int) {
 	if s.PreviewTurn > cut {
 		s.Preview, s.PreviewTurn = "", 0
 	}
+}
+
+var (
+	compactTurnKind = []byte(`"agentd_turn_kind":"compact"`)
+	errorMember     = []byte(`"error":{`)
+)
+
+// turnFacts reads what a summary needs of a turn record of format 2: the
+// turn it names, whether it compacts (task_started) and whether it failed
+// (task_complete). agentd's records name their turn in the envelope and are
+// only searched (a member name cannot occur unescaped inside a string);
+// others are decoded.
+func turnFacts(typ string, l line) (evRec, error) {
+	kind := evkTurnAborted
+	switch typ {
+	case evTaskStarted:
+		kind = evkTurnStarted
+	case evTaskComplete:
+		kind = evkTurnComplete
+	}
+	e := evRec{kind: kind, turnID: l.TurnID, turnKind: core.TurnRegular}
+	compact, failed := false, false
+	if l.TurnID != "" {
+		compact, failed = bytes.Contains(l.Payload, compactTurnKind), bytes.Contains(l.Payload, errorMember)
+	} else {
+		var w struct {
+			TurnID string          `json:"turn_id"`
+			Kind   string          `json:"agentd_turn_kind"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(l.Payload, &w); err != nil {
+			return evRec{}, err
+		}
+		e.turnID = w.TurnID
+		compact, failed = w.Kind == string(core.TurnCompact), len(w.Error) > 0 && string(w.Error) != "null"
+	}
+	if compact {
+		e.turnKind = core.TurnCompact
+	}
+	if failed && kind == evkTurnComplete {
+		e.err = &core.TurnError{}
+	}
+	return e, nil
 }

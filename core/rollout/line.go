@@ -8,16 +8,20 @@ import (
 	"time"
 )
 
-// Line types. A reader skips any other type, so a newer agentd can add
-// record kinds without breaking an older reader.
+// Line types. A reader skips any other type (the reference writes more,
+// such as world_state and token_usage_record), so either program can add
+// record kinds without breaking the other.
 const (
 	LineSessionMeta  = "session_meta"
 	LineResponseItem = "response_item"
 	LineTurnContext  = "turn_context"
 	LineEventMsg     = "event_msg"
-	LineThreadName   = "thread_name"
-	LineRollback     = "rollback"
 	LineCompacted    = "compacted"
+	// LineThreadName and LineRollback are format 1 records, still read:
+	// format 2 keeps names in session_index.jsonl and rollbacks as
+	// thread_rolled_back events, as the reference does.
+	LineThreadName = "thread_name"
+	LineRollback   = "rollback"
 )
 
 // timestampLayout is the line timestamp: UTC, millisecond precision.
@@ -79,10 +83,12 @@ var (
 	sepPayload      = []byte(`","payload":`)
 )
 
-// parseLine splits a record (without its newline) into its envelope. Lines
-// in our own fixed field order are split by hand; anything else goes through
-// a full JSON decode. The payload is not validated here: the decoder of its
-// type does that, and a torn payload fails there.
+// parseLine splits a record (without its newline) into its envelope.
+// Records in agentd's fixed field order (timestamp, type, turnId, payload)
+// are split by hand; anything else goes through a full JSON decode: the
+// reference's records may have members after the payload ("metadata") or
+// before the type ("ordinal"). The payload is not validated here: the
+// decoder of its type does that, and a torn payload fails there.
 func parseLine(b []byte, in interner) (line, error) {
 	if l, ok := parseLineFast(b, in); ok {
 		return l, nil
@@ -124,7 +130,10 @@ func parseLineFast(b []byte, in interner) (line, bool) {
 	}
 	l.Type = lineType(rest[:end])
 	rest = rest[end:]
-	if bytes.HasPrefix(rest, sepTurnID) {
+	// Only agentd writes turnId, and it writes the payload last; in a
+	// record without one, the payload must be seen to end the record.
+	withTurn := bytes.HasPrefix(rest, sepTurnID)
+	if withTurn {
 		rest = rest[len(sepTurnID):]
 		end = bytes.IndexByte(rest, '"')
 		// An id with an escape or quote in it takes the slow path.
@@ -138,10 +147,38 @@ func parseLineFast(b []byte, in interner) (line, bool) {
 		return l, false
 	}
 	l.Payload = rest[len(sepPayload) : len(rest)-1]
-	if len(l.Payload) == 0 {
+	if len(l.Payload) == 0 || (!withTurn && objectEnd(l.Payload) != len(l.Payload)) {
 		return l, false
 	}
 	return l, true
+}
+
+// objectEnd returns the length of the JSON object b starts with (its
+// strings skipped, its braces counted), or -1 when b does not start with
+// a whole object. It does not validate the object.
+func objectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
 
 // peekType returns the "type" of a JSON object whose first member is
@@ -229,38 +266,79 @@ func lineType(b []byte) string {
 // tag returns the known event or item tag for b without allocating.
 func tag(b []byte) string {
 	switch string(b) {
+	case evTaskStarted:
+		return evTaskStarted
+	case evTaskComplete:
+		return evTaskComplete
+	case evTurnAbortedRef:
+		return evTurnAbortedRef
+	case evErrorRef:
+		return evErrorRef
+	case evTokenCountRef:
+		return evTokenCountRef
+	case evUserMessage:
+		return evUserMessage
+	case evAgentMessage:
+		return evAgentMessage
+	case evAgentReasoning:
+		return evAgentReasoning
+	case evAgentReasoningRaw:
+		return evAgentReasoningRaw
+	case evExecBegin:
+		return evExecBegin
+	case evExecEnd:
+		return evExecEnd
+	case evPatchBegin:
+		return evPatchBegin
+	case evPatchEnd:
+		return evPatchEnd
+	case evItemCompletedRef:
+		return evItemCompletedRef
+	case evContextCompactedRef:
+		return evContextCompactedRef
 	case evTurnStarted:
 		return evTurnStarted
 	case evTurnComplete:
 		return evTurnComplete
-	case evTurnAborted:
-		return evTurnAborted
 	case evItemStarted:
 		return evItemStarted
 	case evItemCompleted:
 		return evItemCompleted
-	case evError:
-		return evError
-	case evTokenCount:
-		return evTokenCount
-	case evContextCompacted:
-		return evContextCompacted
-	case itemUserMessage:
-		return itemUserMessage
-	case itemAgentMessage:
-		return itemAgentMessage
-	case itemReasoning:
-		return itemReasoning
-	case itemCommandExecution:
-		return itemCommandExecution
-	case itemFileChange:
-		return itemFileChange
-	case itemPlan:
-		return itemPlan
-	case itemDynamicToolCall:
-		return itemDynamicToolCall
-	case itemContextCompaction:
-		return itemContextCompaction
 	}
 	return string(b)
+}
+
+// peekLineType returns the type of a record without decoding it, for
+// readers that skip most types: it reads the envelope's leading members
+// (timestamp, the reference's ordinal, type). ok is false when the line
+// does not start that way.
+func peekLineType(b []byte) (typ string, ok bool) {
+	if !bytes.HasPrefix(b, prefixTimestamp) {
+		return "", false
+	}
+	rest := b[len(prefixTimestamp):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
+	}
+	rest = rest[end+1:]
+	const ordinal = `,"ordinal":`
+	if bytes.HasPrefix(rest, []byte(ordinal)) {
+		rest = rest[len(ordinal):]
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		rest = rest[n:]
+	}
+	const typ0 = `,"type":"`
+	if !bytes.HasPrefix(rest, []byte(typ0)) {
+		return "", false
+	}
+	rest = rest[len(typ0):]
+	end = bytes.IndexByte(rest, '"')
+	if end <= 0 {
+		return "", false
+	}
+	return lineType(rest[:end]), true
 }

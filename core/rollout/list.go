@@ -108,7 +108,7 @@ func (s *Store) List(opts ListOptions) (page []ThreadSummary, nextCursor, backwa
 	}
 	var match []keyed
 	for _, e := range s.idx.snapshot() {
-		if !opts.matches(e) {
+		if !opts.matches(e, s.idx.names) {
 			continue
 		}
 		k := keyed{key: e.createdNs(), id: e.threadID(), e: e}
@@ -130,7 +130,7 @@ func (s *Store) List(opts ListOptions) (page []ThreadSummary, nextCursor, backwa
 	n := min(limit, len(match))
 	page = make([]ThreadSummary, n)
 	for i := range n {
-		page[i] = match[i].e.summary()
+		page[i] = match[i].e.summary(s.idx.names)
 	}
 	if n > 0 {
 		backwardsCursor = cursor{key: match[0].key, id: match[0].id}.String()
@@ -145,7 +145,7 @@ func (s *Store) List(opts ListOptions) (page []ThreadSummary, nextCursor, backwa
 // be listed.
 func (s *Store) Summary(threadID string) (ThreadSummary, error) {
 	if e := s.idx.lookup(threadID); e != nil {
-		return e.summary(), nil
+		return e.summary(s.idx.names), nil
 	}
 	return ThreadSummary{}, notFound(threadID)
 }
@@ -160,7 +160,7 @@ func sortByUpdated(key string) (bool, error) {
 	return false, fmt.Errorf("rollout: unknown sort key %q", key)
 }
 
-func (o *ListOptions) matches(e *entry) bool {
+func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	s := e.Sum
 	if s == nil || !s.HasMeta || len(s.Turns) == 0 || e.Archived != o.Archived {
 		return false
@@ -174,7 +174,7 @@ func (o *ListOptions) matches(e *entry) bool {
 	if len(o.SourceKinds) > 0 && !slices.Contains(o.SourceKinds, s.Meta.Source) {
 		return false
 	}
-	if o.SearchTerm != "" && !strings.Contains(s.Name, o.SearchTerm) && !strings.Contains(s.Preview, o.SearchTerm) {
+	if o.SearchTerm != "" && !strings.Contains(names.nameOf(e.threadID(), s.Name), o.SearchTerm) && !strings.Contains(s.Preview, o.SearchTerm) {
 		return false
 	}
 	return true
@@ -190,11 +190,13 @@ func (e *entry) createdNs() int64 {
 	return e.ModNs
 }
 
-func (e *entry) summary() ThreadSummary {
+// summary is the entry's list entry; its name is the session index's
+// when the index has one.
+func (e *entry) summary(names *nameIndex) ThreadSummary {
 	s := e.Sum
 	m := s.Meta
 	ts := ThreadSummary{
-		ID: e.threadID(), Preview: s.Preview, Name: s.Name, Cwd: m.Cwd, ModelProvider: m.ModelProvider,
+		ID: e.threadID(), Preview: s.Preview, Name: names.nameOf(e.threadID(), s.Name), Cwd: m.Cwd, ModelProvider: m.ModelProvider,
 		Model: m.Model, Effort: m.Effort, CreatedAt: time.Unix(0, e.createdNs()).UTC(), UpdatedAt: time.Unix(0, e.ModNs).UTC(),
 		Source: m.Source, ThreadSource: m.ThreadSource, Originator: m.Originator, CLIVersion: m.CLIVersion,
 		Path: e.Path, ForkedFromID: m.ForkedFromID, Archived: e.Archived, TurnCount: len(s.Turns),

@@ -22,6 +22,19 @@ func (ts *turnState) put(it core.TurnItem, at time.Time) {
 	ts.add(id, it, ItemTimes{StartedAt: at, CompletedAt: at})
 }
 
+// start records an item's start, unless it started or ended already.
+func (ts *turnState) start(it core.TurnItem, at time.Time) {
+	id := it.ItemID()
+	if i, ok := ts.itemIdx[id]; ok && id != "" {
+		if ts.ItemTimes[i].CompletedAt.IsZero() {
+			ts.Items[i] = it
+			delete(ts.pending, i)
+		}
+		return
+	}
+	ts.add(id, it, ItemTimes{StartedAt: at})
+}
+
 // putStarted records an item's start, keeping its state undecoded until
 // finish shows it is needed.
 func (ts *turnState) putStarted(s *startedItem, at time.Time) {
@@ -29,9 +42,9 @@ func (ts *turnState) putStarted(s *startedItem, at time.Time) {
 		return
 	}
 	if ts.pending == nil {
-		ts.pending = map[int][]byte{}
+		ts.pending = map[int]*startedItem{}
 	}
-	ts.pending[len(ts.Items)] = s.raw
+	ts.pending[len(ts.Items)] = s
 	ts.add(s.id, nil, ItemTimes{StartedAt: at})
 }
 
@@ -55,7 +68,7 @@ func (ts *turnState) decodePending(warn func(string)) {
 	for i, it := range ts.Items {
 		if raw, ok := ts.pending[i]; ok {
 			var err error
-			if it, err = UnmarshalItem(raw); err != nil {
+			if it, err = raw.decode(); err != nil {
 				if !errors.Is(err, ErrUnknownType) {
 					warn(fmt.Sprintf("turn %s: started item skipped: %v", ts.ID, err))
 				}

@@ -285,7 +285,7 @@ func TestTornAndGarbageLines(t *testing.T) {
 	// Find turn 2's agent message completion and damage it three ways.
 	idx := -1
 	for i, l := range lines {
-		if strings.Contains(l, `"turnId":"t2"`) && strings.Contains(l, `"agentMessage"`) && strings.Contains(l, "itemCompleted") {
+		if strings.Contains(l, `"turnId":"t2"`) && strings.Contains(l, `"agent_message"`) {
 			idx = i
 		}
 	}

@@ -33,8 +33,8 @@ const DefaultQueueSize = 256
 // the writer is idle, and at the latest at each barrier: Flush (an item
 // boundary) writes, Sync (a turn end) writes and fsyncs. The writer also
 // fsyncs by itself after writing a turn's end, so an ended turn survives a
-// crash even if the caller never calls Sync. SetName, Rollback and Persist
-// return only after an fsync.
+// crash even if the caller never calls Sync. Rollback and Persist return
+// only after an fsync; SetName after the session index's.
 //
 // Write errors do not fail the caller's turn: the unwritten records stay in
 // memory, OnWarning is told, and the next barrier retries. Barriers return
@@ -55,6 +55,8 @@ type Recorder struct {
 	closeOnce sync.Once
 	closeErr  error
 	onClose   func()
+	// setName records a name in the store's session index.
+	setName func(threadID, name string) error
 }
 
 type cmdKind uint8
@@ -116,20 +118,26 @@ func (r *Recorder) RecordEvent(ev core.Event) {
 // RecordTurnContext queues the settings turn turnID runs with. Call it
 // once per turn, before the turn's first item.
 func (r *Recorder) RecordTurnContext(turnID string, tc TurnContext) {
-	r.sendLine(turnID, LineTurnContext, turnContextToWire(tc), false)
+	r.sendLine(turnID, LineTurnContext, turnContextToWire(turnID, tc), false)
 }
 
 // RecordCompaction queues a compaction of the history: when the thread is
 // rebuilt, the history recorded before it is replaced by
 // c.ReplacementHistory.
 func (r *Recorder) RecordCompaction(turnID string, c Compaction) {
-	r.sendLine(turnID, LineCompacted, wireCompacted(c), false)
+	r.sendLine(turnID, LineCompacted, wireCompacted{Message: c.Message, ReplacementHistory: nonNil(c.ReplacementHistory)}, false)
 }
 
-// SetName records the thread's name ("" clears it) and returns once it is
-// durable (or buffered, when the file does not exist yet).
-func (r *Recorder) SetName(ctx context.Context, name string) error {
-	return r.lineBarrier(ctx, "", LineThreadName, wireThreadName{Name: name})
+// SetName records the thread's name ("" clears it) in the store's session
+// index and returns once it is durable.
+func (r *Recorder) SetName(_ context.Context, name string) error {
+	r.sendMu.RLock()
+	closed := r.closed
+	r.sendMu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	return r.setName(r.threadID, name)
 }
 
 // Rollback records that the last n user turns are dropped from the
@@ -138,7 +146,7 @@ func (r *Recorder) Rollback(ctx context.Context, n int) error {
 	if n < 1 {
 		return fmt.Errorf("rollout: rollback of %d turns", n)
 	}
-	return r.lineBarrier(ctx, "", LineRollback, wireRollback{NumTurns: n})
+	return r.lineBarrier(ctx, "", LineEventMsg, refRolledBack{Type: evThreadRolledBack, NumTurns: n})
 }
 
 // Flush writes everything recorded so far to the file (no fsync).

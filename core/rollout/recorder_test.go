@@ -78,7 +78,10 @@ func TestDeferredMaterialization(t *testing.T) {
 	if err := r.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	th := mustRead(t, r.Path(), ReadOptions{})
+	th, err := s.Read(ctx, r.ThreadID(), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if th.Name != "early name" || th.Preview != "first prompt" || len(th.Turns) != 1 {
 		t.Fatalf("rebuilt %+v", th.Summary())
 	}
@@ -205,9 +208,11 @@ func TestRecordsKeepOrderAndDroppedEventsAreNotWritten(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	want := []string{LineSessionMeta, LineTurnContext, evTurnStarted, evItemStarted, LineResponseItem, evItemCompleted,
-		LineResponseItem, evItemStarted, LineResponseItem, evItemCompleted,
-		evItemStarted, LineResponseItem, evItemCompleted, evTokenCount, evTurnComplete}
+	// Messages are recorded once complete; a command's start too, so that
+	// a crash in the middle of it leaves it shown.
+	want := []string{LineSessionMeta, LineTurnContext, evTaskStarted, LineResponseItem, evUserMessage,
+		LineResponseItem, evExecBegin, LineResponseItem, evExecEnd,
+		LineResponseItem, evAgentMessage, evTokenCountRef, evTaskComplete}
 	if strings.Join(kinds, ",") != strings.Join(want, ",") {
 		t.Fatalf("records:\n got %v\nwant %v", kinds, want)
 	}

@@ -22,6 +22,8 @@ type recorderConfig struct {
 	// onWrite is called (on the writer goroutine) after bytes reached the
 	// file; the store's index uses it to know the file changed.
 	onWrite func(path string)
+	// setName records a thread's name in the session index.
+	setName func(threadID, name string) error
 	// open opens the rollout file for appending; tests replace it to
 	// inject failures.
 	open func(path string, create bool) (appendFile, error)
@@ -78,7 +80,7 @@ func newRecorder(threadID, path string, cfg *recorderConfig, first []byte, exist
 	if qs <= 0 {
 		qs = DefaultQueueSize
 	}
-	r := &Recorder{threadID: threadID, path: path, cmds: make(chan command, qs), exited: make(chan struct{})}
+	r := &Recorder{threadID: threadID, path: path, cmds: make(chan command, qs), exited: make(chan struct{}), setName: cfg.setName}
 	w := &writer{r: r, cfg: cfg, buf: first, existing: existing, size: size}
 	if existing {
 		w.materialize, w.created, w.dirSynced = true, true, true
@@ -167,16 +169,16 @@ func (w *writer) event(c command) {
 		}
 		ev.Msg = core.ItemCompleted{Item: capItem(m.Item, w.cfg.maxItemOutput)}
 	}
-	payload, err := MarshalEvent(ev.Msg)
-	if err != nil {
-		w.warn(fmt.Sprintf("rollout %s: event not recorded: %v", w.r.path, err))
-		return
-	}
 	at := ev.Time
 	if at.IsZero() {
 		at = c.at
 	}
-	w.buf = appendLine(w.buf, at, LineEventMsg, ev.TurnID, payload)
+	buf, err := appendEvent(w.buf, w.r.threadID, at, ev)
+	if err != nil {
+		w.warn(fmt.Sprintf("rollout %s: event not recorded: %v", w.r.path, err))
+		return
+	}
+	w.buf = buf
 }
 
 // write sends buf to the file in one write call. Before materialization it

@@ -91,6 +91,7 @@ func Open(home string, opts Options) (*Store, error) {
 		sizeWarning:   opts.SizeWarning,
 		queueSize:     opts.QueueSize,
 		onWrite:       s.idx.touch,
+		setName:       s.idx.names.set,
 	}
 	if !opts.NoIndexWarmUp {
 		s.idx.warmUp()
@@ -215,6 +216,8 @@ func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*T
 		return nil, err
 	}
 	t.Archived = loc.Archived
+	s.idx.names.refresh()
+	t.Name = s.idx.names.nameOf(threadID, t.Name)
 	for _, w := range t.Warnings {
 		s.warn(w)
 	}

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/agentd-dev/agentd/core/model"
 )
 
 // Archive moves a thread's file to archived_sessions/, keeping its name.
@@ -99,50 +97,15 @@ func moveFile(src, dst string) error {
 	return syncDir(filepath.Dir(src))
 }
 
-// SetName records a thread's name ("" clears it). A thread with an open
-// recorder is named through it; a stored one gets the record appended.
-// It returns once the record is durable.
+// SetName records a thread's name ("" clears it) in the session index,
+// where the reference keeps names too. It returns once the name is
+// durable.
 func (s *Store) SetName(ctx context.Context, threadID, name string) error {
 	if r := s.recorder(threadID); r != nil {
 		return r.SetName(ctx, name)
 	}
-	loc, err := s.Find(threadID)
-	if err != nil {
+	if _, err := s.Find(threadID); err != nil {
 		return err
 	}
-	payload, err := model.MarshalNoEscape(wireThreadName{Name: name})
-	if err != nil {
-		return err
-	}
-	if err := appendRecord(loc.Path, appendLine(nil, time.Now(), LineThreadName, "", payload)); err != nil {
-		return err
-	}
-	s.idx.touch(loc.Path)
-	return nil
-}
-
-// appendRecord appends whole records to a closed thread's file in one
-// write and fsyncs it. A torn last line (a crash) is ended first so the
-// record starts on a line of its own.
-func appendRecord(path string, rec []byte) error {
-	torn, err := endsTorn(path)
-	if err != nil {
-		return err
-	}
-	if torn {
-		rec = append([]byte{'\n'}, rec...)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(rec); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return s.idx.names.set(threadID, name)
 }

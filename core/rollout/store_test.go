@@ -131,31 +131,49 @@ func TestSetNameStoredAndLoaded(t *testing.T) {
 	f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(`{"timestamp":"2026`)
 	f.Close()
+	before := must(os.ReadFile(p))
 	if err := s.SetName(ctx, "t-name", "Stored name"); err != nil {
 		t.Fatal(err)
 	}
-	th := mustRead(t, p, ReadOptions{})
-	if th.Name != "Stored name" || len(th.Warnings) != 1 {
-		t.Fatalf("name %q, warnings %v", th.Name, th.Warnings)
+	th, err := s.Read(ctx, "t-name", ReadOptions{})
+	if err != nil || th.Name != "Stored name" || len(th.Warnings) != 1 {
+		t.Fatalf("name %q, warnings %v, %v", th.Name, th.Warnings, err)
 	}
-	if n := strings.Count(string(must(os.ReadFile(p))), `"type":"thread_name"`); n != 1 {
-		t.Fatalf("%d name records", n)
+	// The name is in the session index, as the reference keeps names; the
+	// rollout is not touched.
+	if !bytes.Equal(before, must(os.ReadFile(p))) {
+		t.Fatal("the rollout changed")
+	}
+	index := string(must(os.ReadFile(filepath.Join(s.Home(), SessionIndexName))))
+	if !strings.Contains(index, `{"id":"t-name","thread_name":"Stored name","updated_at":"`) || strings.Count(index, "\n") != 1 {
+		t.Fatalf("session index %q", index)
 	}
 	// Through the open recorder when the thread is loaded.
 	r, _ := s.Reopen("t-name")
 	if err := s.SetName(ctx, "t-name", "Loaded name"); err != nil {
 		t.Fatal(err)
 	}
-	// Durable before Close.
-	if th := mustRead(t, p, ReadOptions{}); th.Name != "Loaded name" {
-		t.Fatalf("name %q", th.Name)
+	// Durable before Close: another store sees it.
+	other, err := Open(s.Home(), Options{NoIndexCache: true, NoIndexWarmUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if sum, err := other.Summary("t-name"); err != nil || sum.Name != "Loaded name" {
+		t.Fatalf("summary %+v %v", sum, err)
 	}
 	r.Close(ctx)
+	if err := r.SetName(ctx, "late"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SetName after Close: %v", err)
+	}
 	if err := s.SetName(ctx, "t-name", ""); err != nil {
 		t.Fatal(err)
 	}
-	if th := mustRead(t, p, ReadOptions{}); th.Name != "" {
+	if th, _ := s.Read(ctx, "t-name", ReadOptions{}); th.Name != "" {
 		t.Fatalf("name not cleared: %q", th.Name)
+	}
+	if err := s.SetName(ctx, "t-nobody", "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SetName of an unknown thread: %v", err)
 	}
 }
 
@@ -227,7 +245,7 @@ func TestForkOfRunningTurnRecordsItInterrupted(t *testing.T) {
 	// Recorded, not only inferred: the fork's file ends the turn.
 	lines := readLines(t, fk.Path)
 	last := lines[len(lines)-1]
-	if typ, _ := peekType(last.Payload); typ != evTurnAborted || last.TurnID != "t2" {
+	if typ, _ := peekType(last.Payload); typ != evTurnAbortedRef || last.TurnID != "t2" {
 		t.Fatalf("last record %s %s", last.Type, last.Payload)
 	}
 	// The fork is not rebuilt as running even when asked about t2.

@@ -99,7 +99,8 @@ func (sv *service) threadList(_ context.Context, _ *rpc.Request, p *protocol.Thr
 			status = t.status()
 		}
 		m := threadMeta{createdAt: s.CreatedAt, updatedAt: s.UpdatedAt, cwd: s.Cwd, model: s.Model, provider: s.ModelProvider,
-			effort: s.Effort, name: s.Name, preview: s.Preview, path: s.Path, originator: s.Originator, forkedFrom: s.ForkedFromID, gitInfo: s.Git}
+			effort: s.Effort, name: s.Name, preview: s.Preview, path: s.Path, originator: s.Originator, forkedFrom: s.ForkedFromID, gitInfo: s.Git,
+			cliVersion: s.CLIVersion, source: s.Source}
 		out.Data = append(out.Data, sv.wireThread(s.ID, m, status))
 	}
 	return &out, nil

@@ -114,6 +114,9 @@ type threadMeta struct {
 	originator           string
 	forkedFrom           string
 	gitInfo              *rollout.GitInfo
+	// cliVersion and source are those of the program that created the
+	// thread, as its rollout says ("" for a thread of this process).
+	cliVersion, source string
 }
 
 func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {

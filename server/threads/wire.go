@@ -1,6 +1,9 @@
 package threads
 
 import (
+	"strings"
+	"unicode"
+
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
@@ -76,6 +79,7 @@ func metaOf(rt *rollout.Thread) threadMeta {
 		createdAt: rt.CreatedAt, updatedAt: rt.UpdatedAt, cwd: rt.Meta.Cwd, model: rt.Meta.Model,
 		provider: rt.Meta.ModelProvider, effort: rt.Meta.Effort, name: rt.Name, preview: rt.Preview,
 		path: rt.Path, originator: rt.Meta.Originator, forkedFrom: rt.Meta.ForkedFromID, gitInfo: rt.Meta.Git,
+		cliVersion: rt.Meta.CLIVersion, source: rt.Meta.Source,
 	}
 	if tc := rt.TurnContext; tc != nil {
 		m.cwd, m.model, m.effort = tc.Cwd, tc.Model, tc.Effort
@@ -153,9 +157,12 @@ func (sv *service) wireThread(id string, m threadMeta, status protocol.ThreadSta
 		Cwd:           protocol.AbsPath(m.cwd),
 		CliVersion:    sv.version,
 		Originator:    optString(m.originator),
-		Source:        protocol.SessionSource{Kind: sessionSource},
+		Source:        wireSource(m.source),
 		Name:          optString(m.name),
 		Turns:         protocol.List[protocol.Turn]{},
+	}
+	if m.cliVersion != "" {
+		th.CliVersion = m.cliVersion
 	}
 	if m.effort != "" {
 		e := protocol.ReasoningEffort(m.effort)
@@ -165,6 +172,41 @@ func (sv *service) wireThread(id string, m threadMeta, status protocol.ThreadSta
 		th.GitInfo = &protocol.GitInfo{Sha: optString(g.SHA), Branch: optString(g.Branch), OriginURL: optString(g.OriginURL)}
 	}
 	return th
+}
+
+// wireSource is a stored source kind (thread/list's sourceKinds names) as
+// the protocol shows it; "" is this server's own.
+func wireSource(kind string) protocol.SessionSource {
+	sub, isSub := strings.CutPrefix(kind, "subAgent")
+	switch {
+	case kind == "":
+		return protocol.SessionSource{Kind: sessionSource}
+	case !isSub:
+		return protocol.SessionSource{Kind: protocol.SessionSourceKind(kind)}
+	}
+	switch k := protocol.SubAgentKind(snakeCase(sub)); k {
+	case protocol.SubAgentReview, protocol.SubAgentCompact, protocol.SubAgentMemoryConsolidation:
+		return protocol.SessionSource{SubAgent: &protocol.SubAgentSource{Kind: k}}
+	default:
+		other := string(k)
+		return protocol.SessionSource{SubAgent: &protocol.SubAgentSource{Other: &other}}
+	}
+}
+
+// snakeCase spells a camelCase name (ThreadSpawn) the protocol's way for
+// sub-agent kinds (thread_spawn).
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func optString(s string) *string {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/agentd-dev/agentd/core"
-	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 )
 
@@ -15,7 +14,8 @@ import (
 // version does not know. Readers skip such records.
 var ErrUnknownType = errors.New("rollout: unknown record type")
 
-// Item type tags, the same names the public protocol uses for ThreadItem.
+// Item type tags of format 1, the same names the public protocol uses for
+// ThreadItem.
 const (
 	itemUserMessage       = "userMessage"
 	itemAgentMessage      = "agentMessage"
@@ -131,74 +131,10 @@ type wireCompaction struct {
 	ID   string `json:"id"`
 }
 
-// MarshalItem encodes a turn item in the rollout's stable form: an object
-// tagged by "type" with camelCase fields.
-func MarshalItem(it core.TurnItem) ([]byte, error) {
-	w, err := itemToWire(it)
-	if err != nil {
-		return nil, err
-	}
-	return model.MarshalNoEscape(w)
-}
-
-func itemToWire(it core.TurnItem) (any, error) {
-	switch v := it.(type) {
-	case core.UserMessageItem:
-		w := wireUserMessage{Type: itemUserMessage, ID: v.ID, ClientID: v.ClientID, Content: make([]wireUserInput, len(v.Content))}
-		for i, in := range v.Content {
-			w.Content[i] = wireUserInput{
-				Type: string(in.Kind), Text: in.Text, ImageURL: in.ImageURL, Path: in.Path, Name: in.Name, Detail: in.Detail,
-			}
-			for _, te := range in.TextElements {
-				w.Content[i].TextElements = append(w.Content[i].TextElements, wireTextElement(te))
-			}
-		}
-		return w, nil
-	case core.AgentMessageItem:
-		return wireAgentMessage{Type: itemAgentMessage, ID: v.ID, Text: v.Text, Phase: v.Phase}, nil
-	case core.ReasoningItem:
-		return wireReasoning{Type: itemReasoning, ID: v.ID, Summary: v.Summary, Content: v.Content}, nil
-	case core.CommandExecutionItem:
-		w := wireCommand{
-			Type: itemCommandExecution, ID: v.ID, Command: v.Command, Argv: v.Argv, Cwd: v.Cwd,
-			Status: string(v.Status), Source: string(v.Source), ProcessID: v.ProcessID,
-			AggregatedOutput: v.AggregatedOutput, ExitCode: v.ExitCode, DurationMs: v.DurationMs,
-		}
-		for _, a := range v.Actions {
-			w.CommandActions = append(w.CommandActions, wireAction{
-				Type: string(a.Kind), Command: a.Command, Name: a.Name, Path: a.Path, Query: a.Query,
-			})
-		}
-		return w, nil
-	case core.FileChangeItem:
-		w := wireFileChange{Type: itemFileChange, ID: v.ID, Status: string(v.Status), Changes: make([]wireChange, len(v.Changes))}
-		for i, c := range v.Changes {
-			w.Changes[i] = wireChange{Path: c.Path, Kind: string(c.Kind), MovePath: c.MovePath, Diff: c.Diff}
-		}
-		return w, nil
-	case core.PlanItem:
-		return wirePlan{Type: itemPlan, ID: v.ID, Text: v.Text}, nil
-	case core.DynamicToolCallItem:
-		w := wireDynamicTool{
-			Type: itemDynamicToolCall, ID: v.ID, Tool: v.Tool, Namespace: v.Namespace, Arguments: v.Arguments,
-			Status: string(v.Status), Success: v.Success, DurationMs: v.DurationMs,
-		}
-		for _, c := range v.ContentItems {
-			w.ContentItems = append(w.ContentItems, wireDynContent(c))
-		}
-		return w, nil
-	case core.ContextCompactionItem:
-		return wireCompaction{Type: itemContextCompaction, ID: v.ID}, nil
-	case nil:
-		return nil, errors.New("rollout: nil turn item")
-	default:
-		return nil, fmt.Errorf("rollout: cannot encode turn item %T", it)
-	}
-}
-
-// UnmarshalItem decodes a turn item written by MarshalItem. A type tag it
-// does not know yields an error wrapping ErrUnknownType.
-func UnmarshalItem(b []byte) (core.TurnItem, error) {
+// unmarshalItemV1 decodes a turn item of format 1 (the item of an
+// itemStarted or itemCompleted event). A type tag it does not know yields
+// an error wrapping ErrUnknownType.
+func unmarshalItemV1(b []byte) (core.TurnItem, error) {
 	typ, err := peekType(b)
 	if err != nil {
 		return nil, fmt.Errorf("rollout: turn item: %w", err)
