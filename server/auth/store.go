@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentd-dev/agentd/server/atomicfile"
 )
 
 // FileName is the sign-in file's name inside the home directory.
@@ -140,7 +142,7 @@ func (s *Store) SaveAPIKey(key string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := writeAtomic(s.path, data); err != nil {
+	if err := atomicfile.Write(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("saving the sign-in to %s: %w", s.path, err)
 	}
 	s.ok = false // read back on next use, with the new file's stamp
@@ -154,45 +156,6 @@ func (s *Store) Remove() error {
 	s.ok = false
 	if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing the sign-in %s: %w", s.path, err)
-	}
-	return nil
-}
-
-// writeAtomic replaces path with data, mode 0600 from creation.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // mode 0600
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	done := false
-	defer func() {
-		if !done {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	done = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }
