@@ -149,7 +149,7 @@ func sourceToRef(s string) json.RawMessage {
 	case s == "appServer":
 		v = "mcp"
 	case strings.HasPrefix(s, "subAgent"):
-		kind := snakeCase(strings.TrimPrefix(s, "subAgent"))
+		kind := SnakeCase(strings.TrimPrefix(s, "subAgent"))
 		if kind == "" {
 			kind = "other"
 		}

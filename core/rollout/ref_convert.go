@@ -21,9 +21,9 @@ var httpErrorKinds = []core.ErrorKind{
 	core.KindStreamDisconnected, core.KindTooManyFailedAttempts,
 }
 
-// snakeCase turns an error kind (camelCase, as the protocol names it) into
-// the reference's rollout spelling.
-func snakeCase(s string) string {
+// SnakeCase spells a camelCase name (an error kind, a sub-agent kind:
+// ThreadSpawn) the reference's snake_case way (thread_spawn).
+func SnakeCase(s string) string {
 	var b strings.Builder
 	for i, r := range s {
 		if unicode.IsUpper(r) {
@@ -37,7 +37,7 @@ func snakeCase(s string) string {
 	return b.String()
 }
 
-// camelCase undoes snakeCase.
+// camelCase undoes SnakeCase.
 func camelCase(s string) string {
 	var b strings.Builder
 	up := false
@@ -60,7 +60,7 @@ func turnErrorToRef(e core.TurnError) *refTurnError {
 	if e.Kind == "" {
 		return w
 	}
-	name := snakeCase(string(e.Kind))
+	name := SnakeCase(string(e.Kind))
 	if slices.Contains(httpErrorKinds, e.Kind) {
 		var inner struct {
 			Status *int `json:"http_status_code"`
@@ -131,7 +131,7 @@ func execSourceFromRef(s string) core.CommandSource {
 
 // statusToRef is a finished tool item's status as the reference spells it.
 func statusToRef(s core.ItemStatus) string {
-	return snakeCase(string(s))
+	return SnakeCase(string(s))
 }
 
 func statusFromRef(s string) core.ItemStatus {
@@ -141,7 +141,7 @@ func statusFromRef(s string) core.ItemStatus {
 func actionsToRef(actions []policy.CommandAction) []refParsedCmd {
 	out := make([]refParsedCmd, 0, len(actions))
 	for _, a := range actions {
-		out = append(out, refParsedCmd{Type: snakeCase(string(a.Kind)), Cmd: a.Command, Name: a.Name, Path: a.Path, Query: a.Query})
+		out = append(out, refParsedCmd{Type: SnakeCase(string(a.Kind)), Cmd: a.Command, Name: a.Name, Path: a.Path, Query: a.Query})
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package threads
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/rollout"
@@ -184,29 +183,13 @@ func wireSource(kind string) protocol.SessionSource {
 	case !isSub:
 		return protocol.SessionSource{Kind: protocol.SessionSourceKind(kind)}
 	}
-	switch k := protocol.SubAgentKind(snakeCase(sub)); k {
+	switch k := protocol.SubAgentKind(rollout.SnakeCase(sub)); k {
 	case protocol.SubAgentReview, protocol.SubAgentCompact, protocol.SubAgentMemoryConsolidation:
 		return protocol.SessionSource{SubAgent: &protocol.SubAgentSource{Kind: k}}
 	default:
 		other := string(k)
 		return protocol.SessionSource{SubAgent: &protocol.SubAgentSource{Other: &other}}
 	}
-}
-
-// snakeCase spells a camelCase name (ThreadSpawn) the protocol's way for
-// sub-agent kinds (thread_spawn).
-func snakeCase(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func optString(s string) *string {
