@@ -129,7 +129,7 @@ func TestOptOutIsPerConnection(t *testing.T) {
 }
 
 func TestConfigWarningAfterInitialize(t *testing.T) {
-	d := Start(t, Options{ConfigTOML: "model = \"m\"\nno_such_key = 1\n[tui]\nx = 1\n"})
+	d := Start(t, Options{ConfigTOML: "model = \"m\"\nno_such_key = 1\n[otel]\nx = 1\n"})
 	if !d.HasLog(LogMsg("config warning")) {
 		t.Errorf("warning not logged")
 	}
@@ -144,7 +144,7 @@ func TestConfigWarningAfterInitialize(t *testing.T) {
 		Details *string `json:"details"`
 	}
 	if m.Method != "configWarning" || json.Unmarshal(m.Params, &p) != nil ||
-		!strings.Contains(p.Summary, "`no_such_key`") || !strings.Contains(p.Summary, "`tui`") {
+		!strings.Contains(p.Summary, "`no_such_key`") || !strings.Contains(p.Summary, "`otel`") {
 		t.Fatalf("got %s", m.Raw)
 	}
 }

@@ -35,6 +35,20 @@ type fileConfig struct {
 	HideAgentReasoning         *bool                   `toml:"hide_agent_reasoning"`
 	Notify                     []string                `toml:"notify"`
 	Projects                   map[string]projectTable `toml:"projects"`
+
+	// Settings for the clients that share the file (the Codex TUI and IDE
+	// extensions read them), and analytics and feedback, which agentd
+	// never sends: accepted, without effect and without a warning.
+	TUI                             any `toml:"tui"`
+	Notice                          any `toml:"notice"`
+	FileOpener                      any `toml:"file_opener"`
+	DisablePasteBurst               any `toml:"disable_paste_burst"`
+	ShowRawAgentReasoning           any `toml:"show_raw_agent_reasoning"`
+	CheckForUpdateOnStartup         any `toml:"check_for_update_on_startup"`
+	SuppressUnstableFeaturesWarning any `toml:"suppress_unstable_features_warning"`
+	History                         any `toml:"history"`
+	Analytics                       any `toml:"analytics"`
+	Feedback                        any `toml:"feedback"`
 }
 
 type projectTable struct {

@@ -169,7 +169,7 @@ func TestOverridesWinAndParseTOMLValues(t *testing.T) {
 }
 
 func TestUnknownKeysAreWarnings(t *testing.T) {
-	home := writeConfig(t, "bogus = 1\n[tui]\nx = 1\n[model_providers.openai]\nfrobnicate = true\n")
+	home := writeConfig(t, "bogus = 1\n[otel]\nx = 1\n[model_providers.openai]\nfrobnicate = true\n")
 	cfg, err := Load(Options{Home: home, Getenv: env(), Overrides: []string{"server.nope=3"}})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestUnknownKeysAreWarnings(t *testing.T) {
 		t.Fatalf("warnings %+v", cfg.Warnings)
 	}
 	file, over := cfg.Warnings[0].Summary, cfg.Warnings[1].Summary
-	for _, k := range []string{"`bogus`", "`tui`", "`model_providers.openai.frobnicate`", FileName} {
+	for _, k := range []string{"`bogus`", "`otel`", "`model_providers.openai.frobnicate`", FileName} {
 		if !strings.Contains(file, k) {
 			t.Errorf("file warning %q lacks %s", file, k)
 		}
@@ -201,8 +201,8 @@ func TestStrictConfigNamesTheUnknownKey(t *testing.T) {
 	if err.Error() != want {
 		t.Fatalf("got %q\nwant %q", err, want)
 	}
-	home = writeConfig(t, "[tui]\nx = 1\n")
-	if _, err := Load(Options{Home: home, Getenv: env(), Strict: true}); err == nil || !strings.HasSuffix(err.Error(), ":1:1: unknown configuration field `tui`") {
+	home = writeConfig(t, "[otel]\nx = 1\n")
+	if _, err := Load(Options{Home: home, Getenv: env(), Strict: true}); err == nil || !strings.HasSuffix(err.Error(), ":1:1: unknown configuration field `otel`") {
 		t.Fatalf("unknown table: %v", err)
 	}
 	_, err = Load(Options{Home: t.TempDir(), Getenv: env(), Strict: true, Overrides: []string{"nope=1"}})
@@ -376,5 +376,33 @@ env_key = "MINE_KEY"
 	}
 	if d := Default(t.TempDir()).ShellEnv; d.Inherit != "all" || d.IgnoreDefaultExcludes || !slices.Contains(d.Hidden, "OPENAI_API_KEY") {
 		t.Fatalf("default policy %+v", d)
+	}
+}
+
+// The settings of the clients that share config.toml are accepted without
+// a warning, even under --strict-config.
+func TestClientSettingsAreAccepted(t *testing.T) {
+	home := writeConfig(t, `file_opener = "vscode"
+check_for_update_on_startup = false
+show_raw_agent_reasoning = true
+disable_paste_burst = true
+suppress_unstable_features_warning = true
+[tui]
+notifications = true
+[notice]
+hide_full_access_warning = true
+[history]
+persistence = "none"
+[analytics]
+enabled = false
+[feedback]
+enabled = false
+`)
+	cfg, err := Load(Options{Home: home, Getenv: env(), Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Fatalf("warnings %v", cfg.Warnings)
 	}
 }
