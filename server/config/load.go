@@ -338,9 +338,17 @@ func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec
 	// The service manager's variables are the daemon's: a command that
 	// saw NOTIFY_SOCKET could tell systemd the daemon is ready or gone.
 	p.Hidden = append(p.Hidden, "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES")
+	hide := func(name string) {
+		if name != "" && !slices.Contains(p.Hidden, name) {
+			p.Hidden = append(p.Hidden, name)
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
-		if k := providers[id].EnvKey; k != "" && !slices.Contains(p.Hidden, k) {
-			p.Hidden = append(p.Hidden, k)
+		hide(providers[id].EnvKey)
+		// The variables whose values become request headers are the
+		// operator's credentials too.
+		for _, header := range slices.Sorted(maps.Keys(providers[id].EnvHTTPHeaders)) {
+			hide(providers[id].EnvHTTPHeaders[header])
 		}
 	}
 	if t == nil {

@@ -362,6 +362,7 @@ set = { X = "1" }
 [model_providers.mine]
 base_url = "http://127.0.0.1:1/v1"
 env_key = "MINE_KEY"
+env_http_headers = { "X-Gateway" = "CORP_GATEWAY_CREDS" }
 `)
 	cfg, err := Load(Options{Home: home, Getenv: env()})
 	if err != nil {
@@ -371,7 +372,7 @@ env_key = "MINE_KEY"
 	if p.Inherit != "core" || !p.IgnoreDefaultExcludes || p.Exclude[0] != "A*" || p.IncludeOnly[0] != "PATH" || p.Set["X"] != "1" {
 		t.Fatalf("policy %+v", p)
 	}
-	if !slices.Contains(p.Hidden, "MINE_KEY") || !slices.Contains(p.Hidden, "OPENAI_API_KEY") {
+	if !slices.Contains(p.Hidden, "MINE_KEY") || !slices.Contains(p.Hidden, "OPENAI_API_KEY") || !slices.Contains(p.Hidden, "CORP_GATEWAY_CREDS") {
 		t.Fatalf("provider keys not hidden: %v", p.Hidden)
 	}
 	if d := Default(t.TempDir()).ShellEnv; d.Inherit != "all" || d.IgnoreDefaultExcludes || !slices.Contains(d.Hidden, "OPENAI_API_KEY") {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/agentd-dev/agentd/protocol"
@@ -52,14 +53,17 @@ func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPa
 
 // fsWriteFile creates or truncates a file and writes the bytes.
 func (u *utility) fsWriteFile(_ context.Context, _ *rpc.Request, p *protocol.FsWriteFileParams) (*protocol.Empty, error) {
-	if err := u.guard.check("fs/writeFile", string(p.Path), true); err != nil {
+	// The guard and the write see the same path: a trailing "/" or "/."
+	// would make the system follow a final link the guard did not.
+	path := filepath.Clean(string(p.Path))
+	if err := u.guard.check("fs/writeFile", path, true); err != nil {
 		return nil, err
 	}
 	data, err := base64.StdEncoding.DecodeString(p.DataBase64)
 	if err != nil {
 		return nil, protocol.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
 	}
-	if err := os.WriteFile(string(p.Path), data, 0o666); err != nil {
+	if err := os.WriteFile(path, data, 0o666); err != nil {
 		return nil, fsError(err)
 	}
 	return &protocol.Empty{}, nil
@@ -135,7 +139,10 @@ func (u *utility) fsReadDirectory(_ context.Context, _ *rpc.Request, p *protocol
 // recursive remove stops when the connection closes or the server shuts
 // down, and says how far it got.
 func (u *utility) fsRemove(ctx context.Context, _ *rpc.Request, p *protocol.FsRemoveParams) (*protocol.Empty, error) {
-	path := string(p.Path)
+	// Cleaned, for the guard and the removal alike: "link/" or "link/."
+	// would have the system follow the link (and empty its target) where
+	// the guard saw the link itself, and "link/.." would lead elsewhere.
+	path := filepath.Clean(string(p.Path))
 	if err := u.guard.check("fs/remove", path, false); err != nil {
 		return nil, err
 	}

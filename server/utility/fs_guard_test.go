@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/config"
 )
 
 // The guard is tested as a function over paths: nothing here removes or
@@ -112,5 +115,33 @@ func TestRemoveTreeStopsWhenCancelled(t *testing.T) {
 	}
 	if _, err := os.Stat(sentinel); err != nil {
 		t.Fatal("a link was followed")
+	}
+}
+
+// A trailing "/" or "/." after a link to a guarded directory does not make
+// fs/remove empty the directory (the system would follow the link where
+// the guard saw the link itself); nor does "link/..". Everything here is
+// in the test's temporary tree, the "home" included.
+func TestRemoveThroughALinkSpelling(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	sentinel := filepath.Join(home, "keep")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sentinel, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u := newUtility(Options{Cwd: tmp, Config: &config.Config{Home: home}})
+	for _, spelling := range []string{"/", "/.", "/./", "/sub/.."} {
+		link := filepath.Join(tmp, "link")
+		if err := os.Symlink(home, link); err != nil {
+			t.Fatal(err)
+		}
+		_, err := u.fsRemove(context.Background(), nil, &protocol.FsRemoveParams{Path: protocol.AbsPath(link + spelling)})
+		if _, serr := os.Stat(sentinel); serr != nil {
+			t.Fatalf("link%s: the home was emptied (%v)", spelling, err)
+		}
+		_ = os.Remove(link)
 	}
 }
