@@ -142,9 +142,11 @@ type Manager struct {
 	live     map[*process]struct{} // every command not yet finished with
 	sessions map[int]*process
 	// lingering are the process groups of ended commands that still had
-	// members (a child left running in the background): Close kills
-	// them, so that nothing a command started outlives the manager.
-	lingering map[int]struct{}
+	// members (a child left running in the background), with those
+	// members: Close kills a group only while one of them is still in it,
+	// so that nothing a command started outlives the manager, and a
+	// group id reused later is never killed.
+	lingering map[int][]member
 }
 
 // NewManager returns a manager with the given options.
@@ -161,7 +163,7 @@ func NewManager(o Options) *Manager {
 		onEvict:     o.OnEvict,
 		live:        make(map[*process]struct{}),
 		sessions:    make(map[int]*process),
-		lingering:   make(map[int]struct{}),
+		lingering:   make(map[int][]member),
 	}
 }
 
@@ -456,23 +458,30 @@ func (m *Manager) Resize(id int, rows, cols uint16) error {
 	return setWinsize(p.master, rows, cols)
 }
 
-// noteLingeringLocked remembers the group of an ended command when some of
-// it still runs, and forgets the groups that have emptied since (so that a
-// group id reused later is not killed). m.mu must be held.
+// noteLingeringLocked remembers the group of an ended command, with its
+// members, when some of it still runs, and forgets the groups whose
+// members are all gone. m.mu must be held.
 func (m *Manager) noteLingeringLocked(pgid int) {
-	for g := range m.lingering {
-		if !groupAlive(g) {
+	for g, members := range m.lingering {
+		if !anyStillIn(members, g) {
 			delete(m.lingering, g)
 		}
 	}
-	if groupAlive(pgid) {
-		m.lingering[pgid] = struct{}{}
+	if pgid > 0 && syscall.Kill(-pgid, 0) == nil {
+		if members := groupMembers(pgid); len(members) > 0 {
+			m.lingering[pgid] = members
+		}
 	}
 }
 
-// groupAlive reports whether the process group still has a member.
-func groupAlive(pgid int) bool {
-	return pgid > 0 && syscall.Kill(-pgid, 0) == nil
+// anyStillIn reports whether one of members is still in group g.
+func anyStillIn(members []member, g int) bool {
+	for _, mb := range members {
+		if mb.stillIn(g) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close kills every command the manager started that is still running
@@ -482,12 +491,12 @@ func groupAlive(pgid int) bool {
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
-	for g := range m.lingering {
-		if groupAlive(g) {
+	for g, members := range m.lingering {
+		if anyStillIn(members, g) {
 			_ = syscall.Kill(-g, syscall.SIGKILL)
 		}
 	}
-	m.lingering = make(map[int]struct{})
+	m.lingering = make(map[int][]member)
 	procs := make([]*process, 0, len(m.live))
 	for p := range m.live {
 		procs = append(procs, p)

@@ -375,8 +375,13 @@ func (p *process) kill(reason string) {
 		p.killReason = reason
 	}
 	p.mu.Unlock()
-	// The group id is the command's pid (Setpgid / Setsid). Killing the
-	// group after the leader is gone still reaches what is left of it.
+	// The group id is the command's pid (Setpgid / Setsid). Once the
+	// leader has been reaped, the id may be reused by another group: what
+	// is left of this one is the manager's (lingering groups, checked
+	// member by member).
+	if p.done() {
+		return
+	}
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 }
 
