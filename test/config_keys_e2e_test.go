@@ -26,7 +26,8 @@ func TestTurnConfigKeys(t *testing.T) {
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "notice.json")
 	script := filepath.Join(tmp, "notify.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s' \"$2\" > \""+out+".tmp\" && mv \""+out+".tmp\" \""+out+"\"\n"), 0o755); err != nil {
+	// Each notice is one line appended (one small write).
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s\\n' \"$2\" >> \""+out+"\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := strings.Replace(mockConfig(m, `approval_policy = "never"
@@ -45,6 +46,10 @@ notify = ["`+script+`", "first-arg"]
 		t.Fatalf("a key was reported unknown:\n%s", d.Stderr())
 	}
 	id := startThread(t, c, map[string]any{"cwd": tmp})
+	// A user shell command's turn is not told about (nor a compaction's),
+	// as the reference does.
+	c.Request("thread/shellCommand", map[string]any{"threadId": id, "command": "true"})
+	collectUntil(c, isMethod("turn/completed"))
 	c.Request("turn/start", map[string]any{"threadId": id, "input": textInput("do it")})
 	msgs := collectUntil(c, isMethod("turn/completed"))
 
@@ -95,6 +100,9 @@ notify = ["`+script+`", "first-arg"]
 
 	// notify ran with the reference's notice as its last argument.
 	raw := waitFile(t, out)
+	if n := strings.Count(string(raw), "\n"); n != 1 {
+		t.Fatalf("%d notices, want 1 (the model's turn only):\n%s", n, raw)
+	}
 	var notice map[string]any
 	if err := json.Unmarshal(raw, &notice); err != nil {
 		t.Fatalf("notice %q: %v", raw, err)

@@ -1,10 +1,13 @@
 package threads
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	osexec "os/exec"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentd-dev/agentd/core"
 	"go.uber.org/zap"
@@ -32,6 +35,9 @@ func (t *thread) noticeTurn(ev core.Event) {
 	switch m := ev.Msg.(type) {
 	case core.TurnStarted:
 		t.turnInputs = nil
+		// Only the model's turns are told about, as the reference does:
+		// not compactions, not the user's shell commands.
+		t.turnNotify = m.Kind == core.TurnRegular
 	case core.ItemCompleted:
 		if um, ok := m.Item.(core.UserMessageItem); ok {
 			var parts []string
@@ -43,7 +49,7 @@ func (t *thread) noticeTurn(ev core.Event) {
 			t.turnInputs = append(t.turnInputs, strings.Join(parts, "\n"))
 		}
 	case core.TurnComplete:
-		if m.Error != nil {
+		if m.Error != nil || !t.turnNotify {
 			return
 		}
 		n := turnNotice{
@@ -62,8 +68,12 @@ func (t *thread) noticeTurn(ev core.Event) {
 	}
 }
 
+// notifyTimeout bounds a notify program's run: it is killed after that.
+const notifyTimeout = time.Minute
+
 // runNotify runs the notify program with the notice as its last argument,
-// outside any sandbox and in the daemon's environment, and reaps it. Its
+// outside any sandbox, in the daemon's environment less the service
+// manager's variables, and reaps it; after notifyTimeout it is killed. Its
 // output is discarded; a failure is logged.
 func runNotify(argv []string, n turnNotice, log *zap.Logger) {
 	arg, err := json.Marshal(n)
@@ -72,8 +82,13 @@ func runNotify(argv []string, n turnNotice, log *zap.Logger) {
 		return
 	}
 	args := append(append([]string{}, argv[1:]...), string(arg))
-	cmd := osexec.Command(argv[0], args...)
-	cmd.Env = os.Environ()
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, argv[0], args...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "NOTIFY_SOCKET" || strings.HasPrefix(name, "WATCHDOG_") || strings.HasPrefix(name, "LISTEN_")
+	})
 	if err := cmd.Start(); err != nil {
 		log.Warn("notify: the program could not be started", zap.String("program", argv[0]), zap.Error(err))
 		return

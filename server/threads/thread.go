@@ -66,6 +66,7 @@ type thread struct {
 	// turnInputs are its user messages, for notify.
 	turnClient string
 	turnInputs []string
+	turnNotify bool // the running turn is the model's (notify tells of it)
 	// toolStarts are when the tool items running began, for metrics.
 	toolStarts map[string]time.Time
 	proj       *projection.Thread
