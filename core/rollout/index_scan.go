@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -91,12 +92,19 @@ func continueSummary(r io.Reader, size int64, prev *summary) (*summary, int64, e
 		s.Turns = slices.Clone(prev.Turns) // the previous summary may be in use
 	}
 	s.ids = interner{}
-	end, err := scanLines(r, size, func(b []byte, _ int, _ bool) {
-		_, _ = applyRecovering(b, s.apply)
+	end, err := scanLines(r, size, func(b []byte, _ int, torn bool) {
+		// A last line without its newline is not folded in: the next
+		// scan resumes before it and reads it whole (or its rest).
+		if !torn {
+			_, _ = applyRecovering(b, s.apply)
+		}
 	})
 	s.ids = nil
 	return s, end, err
 }
+
+// errTornRecord is a line that is not one whole record.
+var errTornRecord = errors.New("rollout: the line is not one whole record")
 
 // summaryTypes are the record types a summary reads; it skips the others
 // (history items, most of a file) without decoding them.
@@ -112,6 +120,12 @@ func summaryType(typ string) bool {
 // nothing when it fails.
 func (s *summary) apply(b []byte) error {
 	if typ, ok := peekLineType(b); ok && !summaryType(typ) {
+		// Skipped undecoded, but only when it is one whole record: a
+		// torn record with a good one behind it on the line must fail,
+		// so that the good one is found.
+		if objectEnd(b) != len(b) {
+			return errTornRecord
+		}
 		if s.FirstAt.IsZero() {
 			if t, ok := parseTimestamp(b[len(prefixTimestamp) : len(prefixTimestamp)+min(24, len(b)-len(prefixTimestamp))]); ok {
 				s.FirstAt = t
@@ -122,6 +136,12 @@ func (s *summary) apply(b []byte) error {
 	l, err := parseLine(b, s.ids)
 	if err != nil {
 		return err
+	}
+	if l.TurnID != "" && objectEnd(l.Payload) != len(l.Payload) {
+		// The fast parse of a line with a turnId does not check that
+		// the payload ends the line; events skipped below would let a
+		// torn record hide a good one behind it.
+		return errTornRecord
 	}
 	switch l.Type {
 	case LineSessionMeta:

@@ -121,7 +121,9 @@ func decodeRecord(b []byte, ids interner, opts *ReadOptions) (record, error) {
 	case LineEventMsg:
 		r.evType, _ = peekType(l.Payload)
 		// agentd's tool starts (they name their turn) wait to be decoded.
-		if lazyStart(r.evType) && l.TurnID != "" {
+		// (Only whole records: the fast line parse does not check that a
+		// payload with a turnId ends where the line does.)
+		if lazyStart(r.evType) && l.TurnID != "" && objectEnd(l.Payload) == len(l.Payload) {
 			if id, ok := peekCallID(r.evType, l.Payload); ok {
 				r.ev = &evRec{kind: evkStarted, started: &startedItem{id: id, raw: bytes.Clone(l.Payload), event: true}}
 				break
