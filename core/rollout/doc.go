@@ -56,8 +56,9 @@
 // Readers skip record and event types they do not know, so either program
 // can add kinds. They also skip damaged lines (a torn last line after a
 // crash, a torn line in the middle followed by good ones, a line another
-// program wrote badly) with a warning, and never refuse a whole thread for
-// them.
+// program wrote badly), never refusing a whole thread for them: reading a
+// thread (thread/read, resume) warns of each; the index's summaries for
+// thread/list skip them silently.
 //
 // Archived threads move to <home>/archived_sessions/ flat, keeping their
 // file name; the name carries the creation date, so unarchiving puts the

@@ -440,7 +440,6 @@ func (c *Conn) closeWith(reason error) {
 			c.log.Info("connection closed", fields...)
 		}
 		c.out.abort()
-		c.srv.counts.coalescedClosed.Add(c.out.coalescedCount())
 		c.cancel()
 		for _, call := range calls {
 			call.end(nil, ErrConnClosed)

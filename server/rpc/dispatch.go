@@ -43,6 +43,7 @@ func (c *Conn) handleNotification(m inMessage) {
 // handleRequest gates a request and starts its handler. Everything here is
 // quick and never waits, so reading goes on.
 func (c *Conn) handleRequest(m inMessage) {
+	m.arrived = time.Now()
 	if m.method == "initialize" {
 		// In order, on the read loop: the requests after it must see
 		// its outcome.
@@ -50,13 +51,13 @@ func (c *Conn) handleRequest(m inMessage) {
 		return
 	}
 	if !c.Initialized() {
-		c.srv.observeRequest(m.method, OutcomeRejected, 0)
+		c.srv.observeRequest(c, m.method, OutcomeRejected, 0)
 		c.sendError(m.id, protocol.ErrNotInitialized)
 		return
 	}
 	h, info := c.srv.lookup(m.method)
 	if h == nil {
-		c.srv.observeRequest(m.method, OutcomeRejected, 0)
+		c.srv.observeRequest(c, m.method, OutcomeRejected, 0)
 		if info == nil {
 			c.sendError(m.id, protocol.UnknownMethod(m.method))
 			return
@@ -71,7 +72,7 @@ func (c *Conn) handleRequest(m inMessage) {
 		return
 	}
 	if !c.srv.admit(c) {
-		c.srv.observeRequest(m.method, OutcomeOverloaded, 0)
+		c.srv.observeRequest(c, m.method, OutcomeOverloaded, 0)
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
@@ -181,7 +182,7 @@ func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
 	if err != nil {
 		outcome = OutcomeError
 	}
-	c.srv.observeRequest(m.method, outcome, took)
+	c.srv.observeRequest(c, m.method, outcome, time.Since(m.arrived))
 	if err != nil {
 		r.answer(errorMsg(m.id, toProtocolError(err)), false)
 		return

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -10,7 +11,8 @@ import (
 // which is not counted, listed or broadcast to; once it is closed, a
 // probe fails.
 func TestProberAndStatus(t *testing.T) {
-	s := newTestServer(t, nil)
+	obs := &countingObserver{}
+	s := newTestServer(t, func(o *Options) { o.Observer = obs })
 	s.Gauge("threads loaded", func() int { return 7 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -33,8 +35,15 @@ func TestProberAndStatus(t *testing.T) {
 	if len(s.Conns()) != 0 {
 		t.Fatal("the probe connection is listed")
 	}
+	if n := obs.n.Load(); n != 0 {
+		t.Fatalf("%d probe requests reached the metrics", n)
+	}
 	_ = p.Close()
 	if err := p.Probe(ctx); err == nil {
 		t.Fatal("a probe on a closed connection succeeded")
 	}
 }
+
+type countingObserver struct{ n atomic.Int64 }
+
+func (o *countingObserver) RequestDone(string, string, time.Duration) { o.n.Add(1) }

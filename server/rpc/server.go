@@ -199,6 +199,8 @@ func (s *Server) serveStream(st transport.Stream, internal bool) {
 func (s *Server) removeConn(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c.id)
+	// In the same step, so that Stats counts its merges once.
+	s.counts.coalescedClosed.Add(c.out.coalescedCount())
 	s.mu.Unlock()
 }
 

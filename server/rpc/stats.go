@@ -56,28 +56,33 @@ type counters struct {
 // Stats returns a snapshot of the engine's state.
 func (s *Server) Stats() Stats {
 	st := Stats{Conns: map[string]int{}}
-	for _, c := range s.Conns() {
-		st.Conns[c.info.Transport]++
-		st.QueueDepth += c.out.depth()
-		st.Coalesced += c.out.coalescedCount()
-	}
 	s.mu.Lock()
+	for _, c := range s.conns {
+		// The merges of every connection ever, counted once: a closing
+		// one moves its count to coalescedClosed under s.mu.
+		st.Coalesced += c.out.coalescedCount()
+		if c.Initialized() && !c.internal {
+			st.Conns[c.info.Transport]++
+			st.QueueDepth += c.out.depth()
+		}
+	}
+	st.Coalesced += s.counts.coalescedClosed.Load()
 	st.Inflight = s.inflight
 	gauges := slices.Clone(s.gauges)
 	s.mu.Unlock()
+	st.SlowDisconnects = s.counts.slowDisconnects.Load()
 	st.Gauges = make(map[string]int, len(gauges))
 	for _, g := range gauges {
 		st.Gauges[g.name] = g.fn()
 	}
-	st.Coalesced += s.counts.coalescedClosed.Load()
-	st.SlowDisconnects = s.counts.slowDisconnects.Load()
 	return st
 }
 
-// observeRequest reports a request's outcome to the observer, if any.
-// method is reported only when the protocol knows it.
-func (s *Server) observeRequest(method, outcome string, d time.Duration) {
-	if s.opts.Observer == nil {
+// observeRequest reports a request of c to the observer, if any (not the
+// engine's own probes). method is reported only when the protocol knows
+// it.
+func (s *Server) observeRequest(c *Conn, method, outcome string, d time.Duration) {
+	if s.opts.Observer == nil || c.internal {
 		return
 	}
 	if _, info := s.lookup(method); info == nil {

@@ -41,6 +41,9 @@ type inMessage struct {
 	err    json.RawMessage
 	// trace is the request's W3C trace context, if it sent one.
 	trace *traceContext
+	// arrived is when a request was read (for its latency, waiting for
+	// its turn included).
+	arrived time.Time
 }
 
 // traceContext is a request's optional "trace" member.
