@@ -34,7 +34,7 @@ func TestFsGuardKeepsHomes(t *testing.T) {
 		why    string
 	}{
 		{"fs/remove", map[string]any{"path": userHome}, userHome, "it is a home directory (the user's or agentd's)"},
-		{"fs/remove", map[string]any{"path": userHome + "/"}, userHome + "/", "it is a home directory (the user's or agentd's)"},
+		{"fs/remove", map[string]any{"path": userHome + "/"}, userHome, "it is a home directory (the user's or agentd's)"},
 		{"fs/remove", map[string]any{"path": filepath.Dir(userHome)}, filepath.Dir(userHome), "it contains a home directory (the user's or agentd's)"},
 		{"fs/remove", map[string]any{"path": agentdHome, "recursive": false}, agentdHome, "it is a home directory (the user's or agentd's)"},
 		{"fs/remove", map[string]any{"path": tmp}, tmp, "it contains a home directory (the user's or agentd's)"},

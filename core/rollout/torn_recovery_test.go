@@ -26,8 +26,8 @@ func tornThenGood(t *testing.T, torn []byte) []byte {
 // index.
 func TestTornRecordBeforeAGoodOne(t *testing.T) {
 	for name, torn := range map[string][]byte{
-		"tool start": appendLine(nil, baseTime, LineEventMsg, "t1", []byte(`{"type":"exec_command_begin","call_id":"c1","turn_id":"t1","command":["ls"],"cwd":"/x","parsed_cmd":[],"source":"agent"}`)),
-		"history item": appendLine(nil, baseTime, LineResponseItem, "t1", []byte(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a long answer that was cut short here"}]}`)),
+		"tool start":    appendLine(nil, baseTime, LineEventMsg, "t1", []byte(`{"type":"exec_command_begin","call_id":"c1","turn_id":"t1","command":["ls"],"cwd":"/x","parsed_cmd":[],"source":"agent"}`)),
+		"history item":  appendLine(nil, baseTime, LineResponseItem, "t1", []byte(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a long answer that was cut short here"}]}`)),
 		"skipped event": appendLine(nil, baseTime, LineEventMsg, "t1", []byte(`{"type":"token_count","info":null,"rate_limits":null,"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)),
 	} {
 		t.Run(name, func(t *testing.T) {
