@@ -279,5 +279,5 @@ func writeNewFile(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return syncDatedDir(filepath.Dir(path))
 }

@@ -234,7 +234,7 @@ func (w *writer) sync() error {
 	}
 	w.syncDue = false
 	if !w.dirSynced {
-		if err := syncDir(filepath.Dir(w.r.path)); err != nil {
+		if err := syncDatedDir(filepath.Dir(w.r.path)); err != nil {
 			return w.fail(err)
 		}
 		w.dirSynced = true
@@ -337,6 +337,19 @@ func endsTorn(path string) (bool, error) {
 		return false, err
 	}
 	return b[0] != '\n', nil
+}
+
+// syncDatedDir syncs the dated directory of a new rollout and the three
+// above it (sessions/YYYY/MM/DD): MkdirAll may have just made them, and a
+// new directory's entry is durable only once its parent is synced.
+func syncDatedDir(dir string) error {
+	for range 4 {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		dir = filepath.Dir(dir)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

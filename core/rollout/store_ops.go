@@ -91,7 +91,7 @@ func moveFile(src, dst string) error {
 	if err := os.Rename(src, dst); err != nil {
 		return err
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := syncDatedDir(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(src))
