@@ -61,13 +61,12 @@ vet:
 
 # Known vulnerabilities in the code paths agentd uses, from the Go
 # vulnerability database; skipped, with a message, when it is unreachable.
-vuln: $(TOOLS)/govulncheck
-	@if $(TOOLS)/govulncheck -version >/dev/null 2>&1 && curl -fsS -m 10 -o /dev/null https://vuln.go.dev/index/db.json 2>/dev/null; then \
+vuln:
+	@if [ ! -x $(TOOLS)/govulncheck ] && ! GOBIN=$(TOOLS) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION); then \
+		echo "make vuln: skipped, govulncheck $(GOVULNCHECK_VERSION) could not be installed"; \
+	elif curl -fsS -m 10 -o /dev/null https://vuln.go.dev/index/db.json 2>/dev/null; then \
 		$(TOOLS)/govulncheck ./...; \
 	else echo "make vuln: skipped, the vulnerability database (vuln.go.dev) is unreachable"; fi
-
-$(TOOLS)/govulncheck:
-	GOBIN=$(TOOLS) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
 staticcheck: $(TOOLS)/staticcheck
 	$(TOOLS)/staticcheck ./...
