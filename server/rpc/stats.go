@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // Observer is told what the engine does, for metrics. Its methods are
@@ -85,7 +87,9 @@ func (s *Server) observeRequest(c *Conn, method, outcome string, d time.Duration
 	if s.opts.Observer == nil || c.internal {
 		return
 	}
-	if _, info := s.lookup(method); info == nil {
+	// The label is the protocol's name or "unknown": never a client's
+	// invention (the handler table is not needed for that).
+	if info, _ := protocol.Lookup(protocol.ClientRequest, method); info == nil {
 		method = "unknown"
 	}
 	s.opts.Observer.RequestDone(method, outcome, d)
