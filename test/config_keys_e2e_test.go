@@ -175,16 +175,18 @@ trust_level = "trusted"
 	}
 }
 
-// waitFile waits for a file another process writes (atomically) and
-// returns its content; it fails the test after a generous deadline.
+// waitFile returns the content of a file another process writes, once it
+// holds at least one whole line; it fails the test after a generous
+// deadline.
 func waitFile(t *testing.T, p string) []byte {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(p); err == nil {
+		// The shell creates the file before it writes the line.
+		if b, err := os.ReadFile(p); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
 			return b
 		}
 	}
-	t.Fatalf("%s never appeared", p)
+	t.Fatalf("%s never got a whole line", p)
 	return nil
 }
 
