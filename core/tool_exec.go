@@ -242,10 +242,45 @@ func (s *Session) execute(ctx context.Context, t *turn, c *toolCall, item *Comma
 	}
 	s.emit(t.subID, t.id, ExecCommandBegin{CallID: c.callID, Command: req.Argv, Cwd: req.Cwd, Source: item.Source})
 	req.BaseEnv = s.commandEnv()
-	req.OnOutput = func(stream string, chunk []byte) {
-		s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: c.callID, Stream: OutputStream(stream), Chunk: chunk})
-	}
+	req.OnOutput = s.streamOutput(t, c.callID, &c.deltas)
 	return s.exec.mgr.Start(ctx, req)
+}
+
+// Per call, the output a command streams as deltas is bounded, as the
+// reference bounds it (10,000 deltas of at most 8 KiB): past either cap
+// the rest reaches the item's aggregated output and the model, not the
+// clients as deltas. A chunk that crosses the byte cap is cut there.
+var (
+	maxOutputDeltas     = 10_000
+	maxOutputDeltaBytes = 10_000 * 8 << 10
+)
+
+// deltaBudget counts what one call streamed. Output callbacks of a call
+// come one at a time (the manager serialises them, and a retry runs after
+// the first run ended), so it needs no lock.
+type deltaBudget struct{ n, bytes int }
+
+// take returns the part of chunk that may still be streamed.
+func (b *deltaBudget) take(chunk []byte) []byte {
+	if b.n >= maxOutputDeltas || b.bytes >= maxOutputDeltaBytes {
+		return nil
+	}
+	if room := maxOutputDeltaBytes - b.bytes; len(chunk) > room {
+		chunk = chunk[:room]
+	}
+	b.n++
+	b.bytes += len(chunk)
+	return chunk
+}
+
+// streamOutput returns the output callback of command callID, emitting
+// its output as deltas within budget.
+func (s *Session) streamOutput(t *turn, callID string, budget *deltaBudget) func(string, []byte) {
+	return func(stream string, chunk []byte) {
+		if chunk = budget.take(chunk); len(chunk) > 0 {
+			s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: callID, Stream: OutputStream(stream), Chunk: chunk})
+		}
+	}
 }
 
 // launcher returns the sandbox launcher for a policy.

@@ -27,6 +27,8 @@ type toolCall struct {
 	// maxTokens caps the text of the call's output (about four bytes a
 	// token, head and tail kept); 0 leaves it to each tool.
 	maxTokens int
+	// deltas bounds the output the call's command streams.
+	deltas deltaBudget
 }
 
 // newToolCall makes the call of item; its output is capped at maxTokens

@@ -591,3 +591,51 @@ func TestPatchAcceptForSession(t *testing.T) {
 		t.Fatalf("second patch not applied: %v", err)
 	}
 }
+
+// A command's streamed deltas stop at the per-call caps, while its whole
+// output still reaches the item and the model.
+func TestExecOutputDeltasBounded(t *testing.T) {
+	defer func(n, b int) { maxOutputDeltas, maxOutputDeltaBytes = n, b }(maxOutputDeltas, maxOutputDeltaBytes)
+	maxOutputDeltaBytes = 10
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "printf '%0100d' 7", nil))}, script{events: textEvents("msg_1", "done")})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalNever, policy.FullAccess()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	evs := col.waitFor(turnEnded)
+	var streamed string
+	for _, d := range eventsOf[ExecCommandOutputDelta](evs) {
+		streamed += string(d.Chunk)
+	}
+	if streamed != "0000000000" {
+		t.Fatalf("streamed %q, want the first 10 bytes", streamed)
+	}
+	_, completed := commandItems(evs)
+	if len(completed) != 1 || len(*completed[0].AggregatedOutput) != 100 {
+		t.Fatalf("completed = %+v", completed)
+	}
+	if out := outputOf(t, c.requests()[1], "call_1"); !strings.Contains(out, strings.Repeat("0", 99)+"7") {
+		t.Fatalf("model output %q", out)
+	}
+}
+
+func TestDeltaBudget(t *testing.T) {
+	defer func(n, b int) { maxOutputDeltas, maxOutputDeltaBytes = n, b }(maxOutputDeltas, maxOutputDeltaBytes)
+	maxOutputDeltas, maxOutputDeltaBytes = 3, 8
+	var b deltaBudget
+	var got []string
+	for _, chunk := range []string{"ab", "cd", "efghij", "k"} {
+		got = append(got, string(b.take([]byte(chunk))))
+	}
+	if want := []string{"ab", "cd", "efgh", ""}; !slices.Equal(got, want) {
+		t.Fatalf("byte cap: %q, want %q", got, want)
+	}
+	maxOutputDeltaBytes = 100
+	b = deltaBudget{}
+	got = got[:0]
+	for _, chunk := range []string{"a", "b", "c", "d"} {
+		got = append(got, string(b.take([]byte(chunk))))
+	}
+	if want := []string{"a", "b", "c", ""}; !slices.Equal(got, want) {
+		t.Fatalf("count cap: %q, want %q", got, want)
+	}
+}

@@ -23,9 +23,7 @@ func (s *Session) runUserShell(t *turn, op OpShellCommand, standalone bool) {
 	s.emit(t.subID, t.id, ExecCommandBegin{CallID: id, Command: argv, Cwd: cwd, Source: SourceUserShell})
 	res, err := s.exec.mgr.RunUserShell(t.ctx, exec.UserShellRequest{
 		Command: op.Command, Cwd: cwd, BaseEnv: s.commandEnv(), Timeout: op.Timeout, Shell: sh,
-		OnOutput: func(stream string, chunk []byte) {
-			s.emit(t.subID, t.id, ExecCommandOutputDelta{CallID: id, Stream: OutputStream(stream), Chunk: chunk})
-		},
+		OnOutput: s.streamOutput(t, id, &deltaBudget{}),
 	})
 	if res == nil {
 		msg := fmt.Sprintf("could not run the command: %v", err)
