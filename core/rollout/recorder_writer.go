@@ -344,13 +344,17 @@ func endsTorn(path string) (bool, error) {
 // new directory's entry is durable only once its parent is synced.
 func syncDatedDir(dir string) error {
 	for range 4 {
-		if err := syncDir(dir); err != nil {
+		if err := syncDirFunc(dir); err != nil {
 			return err
 		}
 		dir = filepath.Dir(dir)
 	}
 	return nil
 }
+
+// syncDirFunc syncs a directory; tests replace it to see which
+// directories are synced and to make a sync fail.
+var syncDirFunc = syncDir
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -86,18 +86,27 @@ func (n *nameIndex) refreshLocked() {
 		n.warnf("session index %s unreadable: %v", n.path, err)
 		return
 	}
+	bad, firstBad := 0, ""
 	end, err := scanLines(f, size-n.offset, func(b []byte, _ int, torn bool) {
 		if torn {
 			return // a rename still being written, read again next time
 		}
 		var l sessionIndexLine
-		if json.Unmarshal(b, &l) == nil && l.ID != "" {
-			n.names[l.ID] = l.ThreadName
+		if json.Unmarshal(b, &l) != nil || l.ID == "" {
+			if bad == 0 {
+				firstBad = string(b[:min(len(b), 80)])
+			}
+			bad++
+			return
 		}
+		n.names[l.ID] = l.ThreadName
 	})
 	if err != nil {
 		n.warnf("session index %s unreadable: %v", n.path, err)
 		return
+	}
+	if bad > 0 {
+		n.warnf("session index %s: %d damaged line(s) skipped, the first begins %q", n.path, bad, firstBad)
 	}
 	n.offset += end
 	n.ino, n.size, n.modNs = ino, n.offset, mod
@@ -120,6 +129,8 @@ func (n *nameIndex) set(id, name string) error {
 	if torn, err := endsTorn(n.path); err == nil && torn {
 		line = append([]byte{'\n'}, line...)
 	}
+	_, statErr := os.Lstat(n.path)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	f, err := os.OpenFile(n.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("rollout: session index: %w", err)
@@ -134,6 +145,13 @@ func (n *nameIndex) set(id, name string) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("rollout: session index: %w", err)
+	}
+	// A new file's name must be durable too, or a power loss loses every
+	// rename in it.
+	if created {
+		if err := syncDirFunc(filepath.Dir(n.path)); err != nil {
+			return fmt.Errorf("rollout: session index: %w", err)
+		}
 	}
 	n.refreshLocked()
 	n.names[id] = name

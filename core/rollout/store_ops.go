@@ -65,7 +65,7 @@ func (s *Store) Delete(threadID string) error {
 		}
 		return err
 	}
-	return syncDir(filepath.Dir(loc.Path))
+	return syncDirFunc(filepath.Dir(loc.Path))
 }
 
 func (s *Store) findClosed(threadID string) (Location, error) {
@@ -94,7 +94,7 @@ func moveFile(src, dst string) error {
 	if err := syncDatedDir(filepath.Dir(dst)); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(src))
+	return syncDirFunc(filepath.Dir(src))
 }
 
 // SetName records a thread's name ("" clears it) in the session index,
