@@ -255,6 +255,16 @@ func TestScopeOperateWithinLimits(t *testing.T) {
 	} {
 		wantScopeError(t, op.Call(tc.method, tc.params), tc.want)
 	}
+	// thread/settings/update (experimental) changes later turns: the same
+	// limits as turn/start.
+	opx := d.DialWS(WSOptions{Header: http.Header{"Authorization": {"Bearer " + operateToken}}})
+	opx.Initialize("operator-experimental", map[string]any{"experimentalApi": true})
+	wantScopeError(t, opx.Call("thread/settings/update", map[string]any{"threadId": id, "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}}),
+		`token scope "operate" does not allow thread/settings/update with sandboxPolicy "dangerFullAccess"`)
+	wantScopeError(t, opx.Call("thread/settings/update", map[string]any{"threadId": id, "approvalPolicy": "never"}),
+		`token scope "operate" does not allow thread/settings/update with approvalPolicy "never" (the configured approval_policy is "on-request")`)
+	WantResult(t, opx.Call("thread/settings/update", map[string]any{"threadId": id, "sandboxPolicy": map[string]any{"type": "readOnly"}}))
+
 	if got := readFile(t, configFile); got != before {
 		t.Fatalf("a refused write changed config.toml:\n%s", got)
 	}

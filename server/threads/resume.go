@@ -31,6 +31,10 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 		scope: c.Scope(), method: r.Method()}
+	// Before any thread is read or loaded: a refused resume does nothing.
+	if err := sv.permit(ov); err != nil {
+		return nil, err
+	}
 	sv.threads.loadMu.Lock()
 	if t := sv.threads.get(id); t != nil {
 		sv.threads.loadMu.Unlock()
