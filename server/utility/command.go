@@ -29,7 +29,8 @@ const (
 // ended, after all its output notifications.
 func (u *utility) commandExec(ctx context.Context, r *rpc.Request, p *protocol.CommandExecParams) (*protocol.CommandExecResponse, error) {
 	c := r.Conn()
-	// Below admin, a command runs in agentd's sandbox or not at all.
+	// Below admin, a client may not ask to run without agentd's sandbox;
+	// the configured sandbox_mode applies when it asks for none.
 	if perr := scope.SandboxPolicy(c.Scope(), r.Method(), p.SandboxPolicy); perr != nil {
 		return nil, perr
 	}
