@@ -30,6 +30,8 @@ func TestImportArrows(t *testing.T) {
 		{"server/auth", []string{"server/rpc", "server/threads", "server/utility", "server/config", "core", "projection", "protocol", "cmd"}},
 		{"server/atomicfile", []string{""}}, // nothing of ours
 		{"server/metrics", []string{""}},    // nothing of ours
+		// The scope table and checks: the protocol's types only.
+		{"server/scope", []string{"server", "core", "projection", "cmd", "schema"}},
 	}
 	root, err := filepath.Abs("..")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentd-dev/agentd/server"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/scope"
 	"github.com/agentd-dev/agentd/server/transport"
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
@@ -55,7 +56,7 @@ func inprocStdio(b *testing.B, s *rpc.Server) *benchClient {
 		b.Fatal(err)
 	}
 	st := transport.NewNDJSON(inR, outW, func() error { return outW.Close() }, 0,
-		transport.Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true})
+		transport.Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true, Scope: scope.Admin})
 	go s.ServeStream(st)
 	b.Cleanup(func() {
 		_ = inW.Close()

@@ -204,9 +204,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames}
-	if auth != nil {
+	if auth := wsauth.WithTokens(auth, configTokens(cfg)); auth != nil {
 		lo.WSAuth = auth
-		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()))
+		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()), zap.Int("configTokens", len(cfg.WSTokens)))
 	}
 	if err := srv.Listen(ctx, listen, lo); err != nil {
 		return err
@@ -275,4 +275,13 @@ func homeWritable(home string) error {
 	name := f.Name()
 	_ = f.Close()
 	return os.Remove(name)
+}
+
+// configTokens are config.toml's [app_server.tokens.<name>], for wsauth.
+func configTokens(cfg *config.Config) []wsauth.Token {
+	out := make([]wsauth.Token, len(cfg.WSTokens))
+	for i, t := range cfg.WSTokens {
+		out[i] = wsauth.Token{Name: t.Name, Digest: t.SHA256, Scope: t.Scope}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/sha256"
 	"time"
 
 	"github.com/agentd-dev/agentd/core/catalog"
@@ -8,6 +9,7 @@ import (
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/core/tools/exec"
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // FileName is the configuration file's name inside the home directory.
@@ -136,6 +138,10 @@ type Config struct {
 	// Server holds the daemon's own limits ([server]).
 	Server ServerLimits
 
+	// WSTokens are the WebSocket tokens of [app_server.tokens.<name>],
+	// by name: each admits a client with its scope.
+	WSTokens []WSToken
+
 	// Warnings are problems that did not stop loading (unknown keys, a
 	// missing API key). Each is logged and sent to every connection as a
 	// configWarning notification after its initialize response.
@@ -166,6 +172,15 @@ type ServerLimits struct {
 	// ThreadUnloadDelay is how long an unsubscribed, idle thread stays
 	// loaded (thread_unload_delay_secs).
 	ThreadUnloadDelay time.Duration
+}
+
+// WSToken is one [app_server.tokens.<name>] table: the SHA-256 digest of
+// a WebSocket token (the token itself is never in the file) and the
+// scope it grants.
+type WSToken struct {
+	Name   string
+	SHA256 [sha256.Size]byte
+	Scope  scope.Scope
 }
 
 // Warning is a configuration problem reported to clients as a

@@ -24,6 +24,9 @@ type fileConfig struct {
 	// names must be known ones (see KnownFeature).
 	Features map[string]bool `toml:"features"`
 	Server   *serverTable    `toml:"server"`
+	// AppServer is agentd's own: the WebSocket tokens it admits besides
+	// the --ws-* flags', with their scopes.
+	AppServer *appServerTable `toml:"app_server"`
 
 	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
 
@@ -83,6 +86,15 @@ type workspaceWriteTable struct {
 	NetworkAccess       *bool    `toml:"network_access"`
 	ExcludeTmpdirEnvVar *bool    `toml:"exclude_tmpdir_env_var"`
 	ExcludeSlashTmp     *bool    `toml:"exclude_slash_tmp"`
+}
+
+type appServerTable struct {
+	Tokens map[string]tokenTable `toml:"tokens"`
+}
+
+type tokenTable struct {
+	SHA256 *string `toml:"sha256"`
+	Scope  *string `toml:"scope"`
 }
 
 type serverTable struct {

@@ -320,6 +320,9 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 	if err := applyTurnKeys(cfg, fc); err != nil {
 		return nil, err
 	}
+	if err := applyTokens(cfg, fc.AppServer); err != nil {
+		return nil, err
+	}
 	var err error
 	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/server/scope"
 	"github.com/agentd-dev/agentd/server/transport"
 	"github.com/coder/websocket"
 )
@@ -81,7 +82,7 @@ func BenchmarkNotifyStdio(b *testing.B) {
 	inR, inW, _ := os.Pipe()
 	outR, outW, _ := os.Pipe()
 	st := transport.NewNDJSON(inR, outW, func() error { return outW.Close() }, 0,
-		transport.Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true})
+		transport.Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true, Scope: scope.Admin})
 	go s.ServeStream(st)
 	reached := lineCounter(outR, b.N+1)
 	_, _ = inW.Write([]byte(`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))

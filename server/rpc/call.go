@@ -8,11 +8,16 @@ import (
 	"sync"
 
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/scope"
 	"go.uber.org/zap"
 )
 
 // ErrCancelled is a Call's error after Cancel.
 var ErrCancelled = errors.New("server request cancelled")
+
+// ErrReadScope is Request's error on a connection whose scope is read: it
+// observes, so it is asked nothing (it gets the notifications).
+var ErrReadScope = errors.New("a read-scope connection gets no server requests")
 
 // Call is one server→client request: the only way the engine asks a
 // client something. Request sends it; Done is closed once it has ended,
@@ -33,8 +38,12 @@ type Call struct {
 // before it is queued, so an answer can never arrive unknown; it is queued
 // in order with everything else sent on c. Like Notify, it waits for room
 // only on a connection that may wait (stdio, in-process). It fails with
-// ErrConnClosed when the connection has ended.
+// ErrConnClosed when the connection has ended, and with ErrReadScope on a
+// connection that may only observe.
 func (c *Conn) Request(method string, params any) (*Call, error) {
+	if !c.Scope().Allows(scope.Operate) {
+		return nil, ErrReadScope
+	}
 	call := &Call{c: c, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/scope"
 	"github.com/agentd-dev/agentd/server/transport"
 	"go.uber.org/zap"
 )
@@ -111,6 +112,9 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 	if info.Remote != "" {
 		fields = append(fields, zap.String("remote", info.Remote))
 	}
+	if info.Principal != "" || info.Scope != scope.Admin {
+		fields = append(fields, zap.Stringer("scope", info.Scope), zap.String("principal", info.Principal))
+	}
 	c.log = s.log.With(fields...)
 	return c
 }
@@ -120,6 +124,12 @@ func (c *Conn) ID() uint64 { return c.id }
 
 // Transport names the connection's transport, for logs.
 func (c *Conn) Transport() string { return c.info.Transport }
+
+// Scope is what the client may do: its token's scope on WebSocket, admin
+// on stdio, the Unix socket and in-process. The engine refuses a method
+// the scope does not allow before any handler runs; handlers check what
+// depends on the params against it.
+func (c *Conn) Scope() scope.Scope { return c.info.Scope }
 
 // Initialized reports whether initialize succeeded on this connection.
 func (c *Conn) Initialized() bool { return c.sess.Load() != nil }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/scope"
 	"go.uber.org/zap"
 )
 
@@ -56,12 +57,21 @@ func (c *Conn) handleRequest(m inMessage) {
 		return
 	}
 	h, info := c.srv.lookup(m.method)
+	if h == nil && info == nil {
+		c.srv.observeRequest(c, m.method, OutcomeRejected, 0)
+		c.sendError(m.id, protocol.UnknownMethod(m.method))
+		return
+	}
+	// The scope before anything else about the request: a refusal does
+	// not depend on its params, and no handler runs.
+	if need := scope.Required(m.method); !c.Scope().Allows(need) {
+		c.srv.observeRequest(c, m.method, OutcomeRejected, 0)
+		c.log.Info("request refused by scope", zap.String("method", m.method), zap.Stringer("needs", need))
+		c.sendError(m.id, scope.Deny(c.Scope(), m.method, ""))
+		return
+	}
 	if h == nil {
 		c.srv.observeRequest(c, m.method, OutcomeRejected, 0)
-		if info == nil {
-			c.sendError(m.id, protocol.UnknownMethod(m.method))
-			return
-		}
 		// Validate first, so that clients see the same validation and
 		// gating errors as they will once the method is implemented.
 		if perr := c.gate(info, m.params); perr != nil {

@@ -110,6 +110,9 @@ func permissionProfileList(_ context.Context, _ *rpc.Request, _ *protocol.Permis
 // turns.
 func (sv *service) threadSettingsUpdate(ctx context.Context, r *rpc.Request, p *protocol.ThreadSettingsUpdateParams) (*protocol.Empty, error) {
 	c := r.Conn()
+	if err := sv.permitTurn(r, p.ApprovalPolicy, p.SandboxPolicy); err != nil {
+		return nil, err
+	}
 	t, err := sv.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,13 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
+	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
+		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
+		scope: c.Scope(), method: r.Method()}
+	// Before the fork is written: a refused fork leaves nothing behind.
+	if err := sv.permit(ov); err != nil {
+		return nil, err
+	}
 	opts := rollout.ForkOptions{SourceID: p.ThreadID, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Name }}
 	if p.LastTurnID != nil {
 		opts.LastTurnID = *p.LastTurnID
@@ -28,8 +35,7 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		return nil, storeErr(p.ThreadID, err)
 	}
 	id := rt.Meta.ID
-	st, err := sv.apply(sv.storedSettings(rt), overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
-		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions})
+	st, err := sv.apply(sv.storedSettings(rt), ov)
 	if err != nil {
 		sv.store.Delete(id)
 		return nil, err

@@ -9,11 +9,15 @@ import (
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol.ThreadResumeParams) (*protocol.ThreadResumeResponse, error) {
 	c := r.Conn()
 	id := p.ThreadID
+	if err := readOnlyResume(c.Scope(), r.Method(), p); err != nil {
+		return nil, err
+	}
 	if p.Path != nil && *p.Path != "" {
 		rt, err := rollout.ReadThread(*p.Path, rollout.ReadOptions{SkipHistory: true})
 		if err != nil {
@@ -25,7 +29,12 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 		return nil, err
 	}
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
-		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions}
+		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
+		scope: c.Scope(), method: r.Method()}
+	// Before any thread is read or loaded: a refused resume does nothing.
+	if err := sv.permit(ov); err != nil {
+		return nil, err
+	}
 	sv.threads.loadMu.Lock()
 	if t := sv.threads.get(id); t != nil {
 		sv.threads.loadMu.Unlock()
@@ -84,4 +93,31 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 	r.ResponseFirst()
 	t.subscribe(c, true)
 	return sv.resumeResponse(t, wire, st), nil
+}
+
+// readOnlyResume refuses, to a read-scope client, a thread/resume that
+// would do more than subscribe: any setting (on a loaded thread, it
+// changes the settings of every later turn), history to load, or a
+// rollout file to read.
+func readOnlyResume(sc scope.Scope, method string, p *protocol.ThreadResumeParams) error {
+	if sc.Allows(scope.Operate) {
+		return nil
+	}
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"model", p.Model != nil}, {"modelProvider", p.ModelProvider != nil}, {"serviceTier", p.ServiceTier != nil},
+		{"cwd", p.Cwd != nil}, {"approvalPolicy", p.ApprovalPolicy != nil}, {"approvalsReviewer", p.ApprovalsReviewer != nil},
+		{"sandbox", p.Sandbox != nil}, {"config", len(p.Config) > 0}, {"baseInstructions", p.BaseInstructions != nil},
+		{"developerInstructions", p.DeveloperInstructions != nil}, {"personality", p.Personality != nil},
+		{"history", len(p.History) > 0}, {"path", p.Path != nil}, {"permissions", p.Permissions != nil},
+		{"runtimeWorkspaceRoots", len(p.RuntimeWorkspaceRoots) > 0},
+	}
+	for _, f := range set {
+		if f.on {
+			return scope.Deny(sc, method, "with "+f.name+" (read may only subscribe)")
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/scope"
 	"go.uber.org/zap"
 )
 
@@ -73,17 +74,46 @@ func (sv *service) projectDoc(cwd string) projectdoc.Doc {
 }
 
 // overrides are the settings a client may set on thread/start, resume and
-// fork.
+// fork, with the scope of the client that sets them and its method.
 type overrides struct {
 	model, provider, cwd                    *string
 	approval                                *protocol.AskForApproval
 	sandbox                                 *protocol.SandboxMode
 	config                                  map[string]any
 	baseInstructions, developerInstructions *string
+
+	scope  scope.Scope
+	method string
 }
 
-// apply returns s changed by o, or a -32600 error naming what is wrong.
+// permit refuses overrides that o's scope may not set: a protected config
+// key, a danger-full-access sandbox, approvals "never" where the
+// configuration does not say so (directly or through config).
+func (sv *service) permit(o overrides) error {
+	if perr := scope.ConfigOverrides(o.scope, o.method, o.config); perr != nil {
+		return perr
+	}
+	if o.config != nil {
+		var err error
+		if o, err = configOverrides(o); err != nil {
+			return err
+		}
+	}
+	if perr := scope.SandboxMode(o.scope, o.method, o.sandbox); perr != nil {
+		return perr
+	}
+	if perr := scope.Approval(o.scope, o.method, o.approval, string(sv.cfg.ApprovalPolicy)); perr != nil {
+		return perr
+	}
+	return nil
+}
+
+// apply returns s changed by o, or a -32600 error naming what is wrong
+// (or what o's scope may not set).
 func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) {
+	if err := sv.permit(o); err != nil {
+		return s, err
+	}
 	if o.config != nil {
 		var err error
 		if o, err = configOverrides(o); err != nil {

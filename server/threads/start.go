@@ -30,6 +30,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	st, err := sv.apply(st, overrides{
 		model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
+		scope: c.Scope(), method: r.Method(),
 	})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 func coreInput(in []protocol.UserInput) []core.UserInput {
@@ -28,6 +29,9 @@ func inProgressTurn(id string) protocol.Turn {
 
 func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.TurnStartParams) (*protocol.TurnStartResponse, error) {
 	c := r.Conn()
+	if err := sv.permitTurn(r, p.ApprovalPolicy, p.SandboxPolicy); err != nil {
+		return nil, err
+	}
 	t, err := sv.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
@@ -96,6 +100,21 @@ func (sv *service) turnInterrupt(ctx context.Context, r *rpc.Request, p *protoco
 		return nil, rejectErr(err)
 	}
 	return &protocol.Empty{}, nil
+}
+
+// permitTurn refuses the turn settings (turn/start, thread/settings/
+// update) that the client's scope may not set: a sandbox policy without
+// agentd's sandbox, approvals "never" where the configuration does not
+// say so.
+func (sv *service) permitTurn(r *rpc.Request, ap *protocol.AskForApproval, sp *protocol.SandboxPolicy) error {
+	sc := r.Conn().Scope()
+	if perr := scope.SandboxPolicy(sc, r.Method(), sp); perr != nil {
+		return perr
+	}
+	if perr := scope.Approval(sc, r.Method(), ap, string(sv.cfg.ApprovalPolicy)); perr != nil {
+		return perr
+	}
+	return nil
 }
 
 // turnContextOverrides maps turn/start's settings to the core's overrides.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // MaxMessageHeader is the response header of a WebSocket upgrade that tells
@@ -50,8 +52,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 		return
 	}
+	// Without authentication (a Unix socket, guarded by its mode; a
+	// loopback listener nobody asked to protect) the client is trusted
+	// as the local user is.
+	id := Identity{Scope: scope.Admin}
 	if h.auth != nil {
-		if err := h.auth.Authenticate(r); err != nil {
+		var err error
+		if id, err = h.auth.Authenticate(r); err != nil {
 			// The reason names what was wrong, never the token.
 			h.opts.Logger.Warn("rejected websocket client", zap.String("reason", err.Error()), zap.String("remote", r.RemoteAddr))
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -70,7 +77,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.opts.Logger.Debug("websocket upgrade failed", zap.String("remote", r.RemoteAddr), zap.Error(err))
 		return
 	}
-	st := NewWebSocket(c, h.opts.MaxMessageBytes, Info{Transport: h.transport, Remote: r.RemoteAddr})
+	st := NewWebSocket(c, h.opts.MaxMessageBytes, Info{Transport: h.transport, Remote: r.RemoteAddr, Scope: id.Scope, Principal: id.Name})
 	ws := st.(*wsStream)
 	log := h.opts.Logger
 	ws.onBinary = func(n int) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // Kind is the kind of a listen endpoint.
@@ -113,10 +115,17 @@ type Options struct {
 	Auth Authenticator
 }
 
-// Authenticator checks a WebSocket upgrade request; its error's text is
-// the 401 body.
+// Authenticator checks a WebSocket upgrade request: who the client is,
+// or an error whose text is the 401 body.
 type Authenticator interface {
-	Authenticate(r *http.Request) error
+	Authenticate(r *http.Request) (Identity, error)
+}
+
+// Identity is what an authenticated client may do, and a name for logs.
+type Identity struct {
+	Scope scope.Scope
+	// Name names the token (never the token itself), for logs.
+	Name string
 }
 
 func (o *Options) withDefaults() Options {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // StdioFiles are the reader and writer of the stdio endpoint.
@@ -38,7 +40,7 @@ func (l *stdioListener) Serve(serve func(Stream)) error {
 		}
 		return nil
 	}
-	st := NewNDJSON(in, out, closer, l.opts.MaxMessageBytes, Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true})
+	st := NewNDJSON(in, out, closer, l.opts.MaxMessageBytes, Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true, Scope: scope.Admin})
 	serve(st)
 	<-l.done
 	return nil

@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"errors"
+
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // DefaultMaxMessageBytes is the default cap on one message, in either
@@ -60,4 +62,12 @@ type Info struct {
 	// sending but still reads our output, so in-flight work should finish
 	// and be answered before the stream is closed (stdio's stdin EOF).
 	DrainOnEOF bool
+	// Scope is what the peer may do. A transport whose peer is the
+	// local user (stdio, the 0600 Unix socket, in-process) sets Admin; a
+	// WebSocket client gets its token's. The zero value is the least
+	// (scope.Read), so a stream nobody gave a scope is trusted least.
+	Scope scope.Scope
+	// Principal names who authenticated (a token's name), for logs only;
+	// empty when nobody did.
+	Principal string
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // ErrClosed is returned by operations on a closed stream.
@@ -37,7 +39,7 @@ func Pipe(buffer int) (server, client Stream) {
 	p := &memPipe{closed: make(chan struct{})}
 	a2b := make(chan []byte, buffer)
 	b2a := make(chan []byte, buffer)
-	info := Info{Transport: "memory", WaitWhenFull: true}
+	info := Info{Transport: "memory", WaitWhenFull: true, Scope: scope.Admin}
 	server = &memStream{p: p, in: b2a, out: a2b, info: info}
 	client = &memStream{p: p, in: a2b, out: b2a, info: info}
 	return server, client

@@ -12,6 +12,7 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // command/exec defaults, the reference's.
@@ -28,6 +29,11 @@ const (
 // ended, after all its output notifications.
 func (u *utility) commandExec(ctx context.Context, r *rpc.Request, p *protocol.CommandExecParams) (*protocol.CommandExecResponse, error) {
 	c := r.Conn()
+	// Below admin, a client may not ask to run without agentd's sandbox;
+	// the configured sandbox_mode applies when it asks for none.
+	if perr := scope.SandboxPolicy(c.Scope(), r.Method(), p.SandboxPolicy); perr != nil {
+		return nil, perr
+	}
 	spec, err := u.execSpec(p)
 	if err != nil {
 		return nil, err

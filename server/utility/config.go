@@ -19,6 +19,7 @@ import (
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/configedit"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // Config write error codes (data.config_write_error_code), the
@@ -151,27 +152,34 @@ func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.Conf
 }
 
 // configValueWrite sets (or, with null, removes) one key of config.toml.
-func (u *utility) configValueWrite(_ context.Context, _ *rpc.Request, p *protocol.ConfigValueWriteParams) (*protocol.ConfigWriteResponse, error) {
-	return u.configWrite(p.FilePath, p.ExpectedVersion, []configedit.Edit{
+func (u *utility) configValueWrite(_ context.Context, r *rpc.Request, p *protocol.ConfigValueWriteParams) (*protocol.ConfigWriteResponse, error) {
+	return u.configWrite(r, p.FilePath, p.ExpectedVersion, []configedit.Edit{
 		{KeyPath: p.KeyPath, Value: p.Value, Upsert: p.MergeStrategy == protocol.MergeUpsert},
 	})
 }
 
 // configBatchWrite applies several edits at once: all of them or none.
 // reloadUserConfig is accepted and has no effect (see configRead).
-func (u *utility) configBatchWrite(_ context.Context, _ *rpc.Request, p *protocol.ConfigBatchWriteParams) (*protocol.ConfigWriteResponse, error) {
+func (u *utility) configBatchWrite(_ context.Context, r *rpc.Request, p *protocol.ConfigBatchWriteParams) (*protocol.ConfigWriteResponse, error) {
 	edits := make([]configedit.Edit, len(p.Edits))
 	for i, e := range p.Edits {
 		edits[i] = configedit.Edit{KeyPath: e.KeyPath, Value: e.Value, Upsert: e.MergeStrategy == protocol.MergeUpsert}
 	}
-	return u.configWrite(p.FilePath, p.ExpectedVersion, edits)
+	return u.configWrite(r, p.FilePath, p.ExpectedVersion, edits)
 }
 
 // configWrite edits config.toml: it checks the expected version, applies
-// the edits (in place where possible), checks that agentd can still load
-// the result, and replaces the file atomically.
-func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
+// the edits (in place where possible), checks that the client's scope may
+// make the change and that agentd can still load the result, and replaces
+// the file atomically.
+func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
 	path := u.configPath()
+	sc := r.Conn().Scope()
+	if filePath != nil && filepath.Clean(*filePath) != path && !sc.Allows(scope.Admin) {
+		// No file but config.toml, whatever agentd may write for an
+		// admin some day.
+		return nil, scope.Deny(sc, r.Method(), fmt.Sprintf("to write %q: only the user's config.toml", clipPath(*filePath)))
+	}
 	if filePath != nil && filepath.Clean(*filePath) != path {
 		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, *filePath)
 	}
@@ -187,6 +195,12 @@ func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edi
 	res, err := configedit.Apply(src, edits)
 	if err != nil {
 		return nil, configWriteError(configValidationError, "Invalid configuration edit: %v", err)
+	}
+	// The documents, not the edits, are compared: however a protected
+	// key is reached (a table holding it, a parent replaced or removed),
+	// its change shows.
+	if perr := scope.ConfigWrite(sc, r.Method(), doc, res.Doc); perr != nil {
+		return nil, perr
 	}
 	if err := checkLoads(res.Text, path); err != nil {
 		return nil, configWriteError(configValidationError, "Invalid configuration: %v", err)
@@ -237,4 +251,13 @@ func writeFileAtomic(path string, data []byte) error {
 		mode = st.Mode().Perm()
 	}
 	return atomicfile.Write(path, data, mode)
+}
+
+// clipPath cuts a client's path for an error message.
+func clipPath(p string) string {
+	const limit = 256
+	if len(p) <= limit {
+		return p
+	}
+	return strings.ToValidUTF8(p[:limit], "") + "…[truncated]"
 }

@@ -3,6 +3,10 @@
 // request: a capability token (compared by its SHA-256 digest, in constant
 // time) or an HS256 JWT signed with a shared secret. A refusal is an
 // *Error whose text is the reference's; it never contains the token.
+//
+// Beyond the reference, each client gets a scope (server/scope): the
+// flags' tokens are admin, a JWT may carry a "scope" claim, and
+// config.toml may name more tokens with their scopes (WithTokens).
 package wsauth
 
 import (
@@ -14,10 +18,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentd-dev/agentd/server/scope"
+	"github.com/agentd-dev/agentd/server/transport"
 )
 
 // Modes, as --ws-auth names them.
@@ -51,17 +59,22 @@ var (
 	errNotYetValid   = &Error{"websocket jwt is not valid yet"}
 	errIssuer        = &Error{"websocket jwt issuer mismatch"}
 	errAudience      = &Error{"websocket jwt audience mismatch"}
+	errScopeClaim    = &Error{"invalid websocket jwt scope: one of read, operate, admin"}
 	errMissingSecret = errors.New("`--ws-shared-secret-file` is required when `--ws-auth signed-bearer-token` is set")
 )
 
 // Authenticator checks an upgrade request.
 type Authenticator interface {
-	// Authenticate returns nil for a client that may connect, or an
-	// *Error.
-	Authenticate(r *http.Request) error
+	// Authenticate returns who a client that may connect is (its scope,
+	// a name for logs), or an *Error.
+	Authenticate(r *http.Request) (transport.Identity, error)
 	// Mode is the --ws-auth mode.
 	Mode() string
 }
+
+// ScopeClaim is the JWT claim that carries a signed bearer token's scope
+// ("read", "operate" or "admin"); a token without it is admin.
+const ScopeClaim = "scope"
 
 // Flags are the --ws-* flags as given; zero values are absent.
 type Flags struct {
@@ -163,16 +176,18 @@ func newCapability(file, hexDigest string) (*capability, error) {
 
 func (c *capability) Mode() string { return ModeCapabilityToken }
 
-func (c *capability) Authenticate(r *http.Request) error {
+// Authenticate admits the flags' token, as admin: the reference's tokens
+// may do everything.
+func (c *capability) Authenticate(r *http.Request) (transport.Identity, error) {
 	token, err := bearer(r)
 	if err != nil {
-		return err
+		return transport.Identity{}, err
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], c.digest[:]) != 1 {
-		return errBadToken
+		return transport.Identity{}, errBadToken
 	}
-	return nil
+	return transport.Identity{Scope: scope.Admin, Name: "--ws-token"}, nil
 }
 
 // signedBearer accepts HS256 JWTs signed with the shared secret, with an
@@ -186,11 +201,34 @@ type signedBearer struct {
 
 func (s *signedBearer) Mode() string { return ModeSignedBearerToken }
 
-func (s *signedBearer) Authenticate(r *http.Request) error {
+// Authenticate admits a valid JWT with the scope its claim names (admin
+// without one; a claim that names no scope is refused).
+func (s *signedBearer) Authenticate(r *http.Request) (transport.Identity, error) {
 	token, err := bearer(r)
 	if err != nil {
-		return err
+		return transport.Identity{}, err
 	}
+	claims, err := s.parse(token)
+	if err != nil {
+		return transport.Identity{}, err
+	}
+	id := transport.Identity{Scope: scope.Admin, Name: "signed bearer token"}
+	if sub, ok := claims["sub"].(string); ok && sub != "" {
+		id.Name += " " + strconv.Quote(clip(sub))
+	}
+	if v, ok := claims[ScopeClaim]; ok {
+		name, _ := v.(string)
+		sc, err := scope.Parse(name)
+		if err != nil {
+			return transport.Identity{}, errScopeClaim
+		}
+		id.Scope = sc
+	}
+	return id, nil
+}
+
+// parse checks a JWT and returns its claims, or the reference's refusal.
+func (s *signedBearer) parse(token string) (jwt.MapClaims, error) {
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
@@ -203,33 +241,33 @@ func (s *signedBearer) Authenticate(r *http.Request) error {
 		opts = append(opts, jwt.WithAudience(s.audience))
 	}
 	claims := jwt.MapClaims{}
-	_, err = jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return s.secret, nil }, opts...)
+	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return s.secret, nil }, opts...)
 	switch {
 	case err == nil:
-		return nil
+		return claims, nil
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenMalformed), errors.Is(err, jwt.ErrTokenUnverifiable):
-		return errBadJWT
+		return nil, errBadJWT
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
 		// Signed, but a claim is missing: no exp makes it invalid; a
 		// missing iss or aud is a mismatch, as the reference says.
 		if _, ok := claims["exp"]; !ok {
-			return errBadJWT
+			return nil, errBadJWT
 		}
 		if _, ok := claims["iss"]; !ok && s.issuer != "" {
-			return errIssuer
+			return nil, errIssuer
 		}
 		if _, ok := claims["aud"]; !ok && s.audience != "" {
-			return errAudience
+			return nil, errAudience
 		}
-		return errBadJWT
+		return nil, errBadJWT
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return errExpired
+		return nil, errExpired
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		return errNotYetValid
+		return nil, errNotYetValid
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return errIssuer
+		return nil, errIssuer
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return errAudience
+		return nil, errAudience
 	}
-	return errBadJWT
+	return nil, errBadJWT
 }

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentd-dev/agentd/server/scope"
+	"github.com/agentd-dev/agentd/server/transport"
 )
 
 func file(t *testing.T, content string) string {
@@ -55,6 +58,11 @@ func TestFlagErrorsAreTheReferences(t *testing.T) {
 }
 
 func check(a Authenticator, header string) error {
+	_, err := identify(a, header)
+	return err
+}
+
+func identify(a Authenticator, header string) (transport.Identity, error) {
 	r := httptest.NewRequest("GET", "/", nil)
 	if header != "" {
 		r.Header.Set("Authorization", header)
@@ -157,5 +165,91 @@ func TestSignedBearerToken(t *testing.T) {
 	}
 	if got := reason(check(strict, "Bearer "+hs(jwt.MapClaims{"exp": now.Add(-10 * time.Second).Unix()}))); got != "expired websocket jwt" {
 		t.Fatalf("zero skew: %q", got)
+	}
+}
+
+// A signed bearer token's scope claim gives its scope; without one it is
+// admin, as the reference's tokens may do everything; a claim that names
+// no scope is refused at the upgrade.
+func TestSignedBearerTokenScopeClaim(t *testing.T) {
+	secret := []byte(strings.Repeat("k", 40))
+	a, err := New(Flags{Mode: ModeSignedBearerToken, SharedSecretFile: file(t, string(secret))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Minute).Unix()
+	for name, tc := range map[string]struct {
+		claim  any
+		want   scope.Scope
+		reason string
+	}{
+		"none":    {nil, scope.Admin, ""},
+		"read":    {"read", scope.Read, ""},
+		"operate": {"operate", scope.Operate, ""},
+		"admin":   {"admin", scope.Admin, ""},
+		"unknown": {"superuser", 0, "invalid websocket jwt scope: one of read, operate, admin"},
+		"empty":   {"", 0, "invalid websocket jwt scope: one of read, operate, admin"},
+		"list":    {[]string{"read"}, 0, "invalid websocket jwt scope: one of read, operate, admin"},
+	} {
+		claims := jwt.MapClaims{"exp": exp, "sub": "dash"}
+		if tc.claim != nil {
+			claims[ScopeClaim] = tc.claim
+		}
+		token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := identify(a, "Bearer "+token)
+		if got := reason(err); got != tc.reason {
+			t.Errorf("%s: refusal %q, want %q", name, got, tc.reason)
+			continue
+		}
+		if err == nil && (id.Scope != tc.want || id.Name != `signed bearer token "dash"`) {
+			t.Errorf("%s: %+v, want scope %v", name, id, tc.want)
+		}
+	}
+}
+
+// config.toml's tokens are admitted with their scopes, before the flags'
+// authenticator; the flags' token stays admin; without --ws-auth the
+// config's tokens are the only ones; nothing else gets in.
+func TestConfigTokens(t *testing.T) {
+	tok := func(name, value string, s scope.Scope) Token {
+		return Token{Name: name, Digest: sha256.Sum256([]byte(value)), Scope: s}
+	}
+	tokens := []Token{tok("dash", "reader-token", scope.Read), tok("bot", "operator-token", scope.Operate)}
+	if WithTokens(nil, nil) != nil {
+		t.Fatal("no tokens and no flags must leave authentication off")
+	}
+	flagAuth, err := New(Flags{Mode: ModeCapabilityToken, TokenFile: file(t, "flag-token")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []Authenticator{WithTokens(nil, tokens), WithTokens(flagAuth, tokens)} {
+		for header, want := range map[string]struct {
+			scope  scope.Scope
+			name   string
+			reason string
+		}{
+			"Bearer reader-token":   {scope.Read, `config token "dash"`, ""},
+			"Bearer operator-token": {scope.Operate, `config token "bot"`, ""},
+			"Bearer nope":           {0, "", "invalid websocket bearer token"},
+			"":                      {0, "", "missing websocket bearer token"},
+		} {
+			id, err := identify(a, header)
+			if reason(err) != want.reason || (err == nil && (id.Scope != want.scope || id.Name != want.name)) {
+				t.Errorf("%s %q: %+v %q, want %+v", a.Mode(), header, id, reason(err), want)
+			}
+		}
+	}
+	both := WithTokens(flagAuth, tokens)
+	if id, err := identify(both, "Bearer flag-token"); err != nil || id.Scope != scope.Admin {
+		t.Fatalf("the flag's token: %+v %v", id, err)
+	}
+	if _, err := identify(WithTokens(nil, tokens), "Bearer flag-token"); reason(err) != "invalid websocket bearer token" {
+		t.Fatalf("without the flag: %v", err)
+	}
+	if both.Mode() != "capability-token+config-tokens" {
+		t.Fatalf("mode %q", both.Mode())
 	}
 }
