@@ -56,7 +56,7 @@ var ErrNotReloadable = errors.New("the configuration was not loaded from a file 
 // engine's limits are set when it is built); on error (the file cannot
 // be read or parsed, a value is invalid) the configuration in use is
 // kept. Either way the outcome is logged, naming the file; why says
-// what asked for the reload ("SIGHUP", "config/value/write").
+// what asked for the reload ("SIGHUP", "config write").
 func (l *Live) Reload(log *zap.Logger, why string) error {
 	if l.opts == nil {
 		return ErrNotReloadable
