@@ -28,6 +28,15 @@ func New(cfg *config.Config, log *zap.Logger) *rpc.Server {
 
 // NewWithMetrics is New, reporting to m (nil: no metrics).
 func NewWithMetrics(cfg *config.Config, log *zap.Logger, m *metrics.Metrics) *rpc.Server {
+	return NewLive(config.Fixed(cfg), log, m)
+}
+
+// NewLive is NewWithMetrics over a configuration that can be reloaded
+// (live.Reload, on SIGHUP and after config writes): new threads and the
+// utility methods use the reloaded one; the engine's limits ([server])
+// stay as they were at the start.
+func NewLive(live *config.Live, log *zap.Logger, m *metrics.Metrics) *rpc.Server {
+	cfg := live.Get()
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -46,18 +55,18 @@ func NewWithMetrics(cfg *config.Config, log *zap.Logger, m *metrics.Metrics) *rp
 		},
 		Home:       cfg.Home,
 		Logger:     log,
-		Initialize: initializer(cfg),
+		Initialize: initializer(live),
 		Observer:   rpcObs,
 	})
 	cwd, err := os.Getwd()
 	if err != nil {
 		cwd = "/"
 	}
-	if err := threads.Register(s, threads.Options{Config: cfg, Log: log, Version: Version, Cwd: cwd, Observer: threadObs}); err != nil {
+	if err := threads.Register(s, threads.Options{Live: live, Log: log, Version: Version, Cwd: cwd, Observer: threadObs}); err != nil {
 		// The daemon still serves the handshake and the utility methods.
 		log.Error("thread layer unavailable", zap.Error(err))
 	}
-	utility.Register(s, utility.Options{Config: cfg, Log: log, Cwd: cwd})
+	utility.Register(s, utility.Options{Live: live, Log: log, Cwd: cwd})
 	if os.Getenv(TestHooksEnv) == "1" {
 		registerTestHooks(s)
 	}
@@ -71,9 +80,10 @@ func ConfigRequirements() *protocol.ConfigRequirementsReadResponse {
 }
 
 // initializer answers initialize: who we are, and then a configWarning
-// for each problem found in the configuration.
-func initializer(cfg *config.Config) func(rpc.ClientInfo) (any, []rpc.Notification) {
+// for each problem found in the configuration in use.
+func initializer(live *config.Live) func(rpc.ClientInfo) (any, []rpc.Notification) {
 	return func(ci rpc.ClientInfo) (any, []rpc.Notification) {
+		cfg := live.Get()
 		var warnings []rpc.Notification
 		for _, w := range cfg.Warnings {
 			p := protocol.ConfigWarningNotification{Summary: w.Summary}

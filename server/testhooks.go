@@ -12,8 +12,8 @@ import (
 
 // The test hooks exist only when AGENTD_TEST_HOOKS=1 (see TestHooksEnv):
 // end-to-end tests need a request that stays in flight, notifications on
-// demand, and a server request to answer. They are not part of the
-// protocol and are never registered otherwise.
+// demand, a server request to answer, and a stuck engine (test/stall).
+// They are not part of the protocol and are never registered otherwise.
 
 type testSleepParams struct {
 	// Ms is how long to stay in flight; the request ends early when the
@@ -41,6 +41,17 @@ type testCallParams struct {
 }
 
 func registerTestHooks(s *rpc.Server) {
+	// test/stall holds every connection's dispatch (rpc.HoldDispatch)
+	// until the calling connection closes, as a deadlocked engine would:
+	// the systemd watchdog must stop pinging meanwhile. It tells the
+	// caller "test/stalled" once the hold is in place.
+	rpc.Handle(s, "test/stall", func(ctx context.Context, r *rpc.Request, _ *struct{}) (any, error) {
+		release := s.HoldDispatch()
+		defer release()
+		r.Conn().Notify("test/stalled", nil)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
 	rpc.Handle(s, "test/sleep", func(ctx context.Context, _ *rpc.Request, p *testSleepParams) (any, error) {
 		t := time.NewTimer(time.Duration(p.Ms) * time.Millisecond)
 		defer t.Stop()

@@ -65,7 +65,7 @@ type Options struct {
 	ConfigTOML string
 	// Env adds environment variables ("K=V").
 	Env []string
-	// TestHooks registers test/sleep, test/emit and test/call.
+	// TestHooks registers test/sleep, test/emit, test/call and test/stall.
 	TestHooks bool
 	// Command is the subcommand (default "serve").
 	Command string

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,4 +145,75 @@ func TestSocketActivation(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("the passed socket's file was removed: %v", err)
 	}
+}
+
+// nextAny returns the next datagram.
+func (n *notifySocket) nextAny(t *testing.T) string {
+	t.Helper()
+	select {
+	case m, ok := <-n.msgs:
+		if !ok {
+			t.Fatal("notify socket closed")
+		}
+		return m
+	case <-time.After(WaitTimeout):
+		t.Fatal("no notification")
+	}
+	return ""
+}
+
+var missedProbesRE = regexp.MustCompile(`STATUS=the engine did not answer (\d+) watchdog probe`)
+
+// missedProbes is the count of unanswered probes a datagram's status
+// line reports (0 when it reports none).
+func missedProbes(m string) int {
+	sm := missedProbesRE.FindStringSubmatch(m)
+	if sm == nil {
+		return 0
+	}
+	k, _ := strconv.Atoi(sm[1])
+	return k
+}
+
+// The watchdog is pinged only while the engine answers its probe: with
+// every connection's dispatch held (test/stall, a deadlocked engine), the
+// status line counts the unanswered probes and no WATCHDOG=1 is sent;
+// once the hold ends, the pings resume with the status back to normal. A
+// plain timer would have pinged on.
+func TestSystemdWatchdogStopsWhileTheEngineIsStuck(t *testing.T) {
+	n := newNotifySocket(t)
+	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true,
+		Env: []string{"NOTIFY_SOCKET=" + n.path, "WATCHDOG_USEC=300000"}})
+	n.next(t, "READY=1")
+	n.next(t, "WATCHDOG=1")
+	c := d.DialWS(WSOptions{})
+	c.Initialize("staller", nil)
+	c.Request("test/stall", map[string]any{})
+	c.ReadUntil(isMethod("test/stalled"))
+	// The datagrams come in the order the daemon sent them. A ping on its
+	// way when the hold began may come before the first missed probe;
+	// after one, no ping may come but with the status back to normal
+	// (the engine answered again), which cannot happen while held.
+	stuck := 0
+	for stuck < 3 {
+		m := n.nextAny(t)
+		k := missedProbes(m)
+		recovered := strings.Contains(m, "STATUS=") && k == 0
+		if strings.Contains(m, "WATCHDOG=1") && (k > 0 || (stuck > 0 && !recovered)) {
+			t.Fatalf("pinged the watchdog while the engine did not answer: %q (after %d missed probes)", m, stuck)
+		}
+		switch {
+		case k > 0:
+			stuck = k
+		case recovered:
+			stuck = 0
+		}
+	}
+	c.Close()
+	m := n.next(t, "WATCHDOG=1")
+	if missedProbes(m) != 0 || !strings.Contains(m, "STATUS=") {
+		t.Fatalf("the first ping after the hold: %q, want the status back to normal with it", m)
+	}
+	d.Signal(syscall.SIGTERM)
+	d.Wait()
 }

@@ -42,6 +42,9 @@ type serveFlags struct {
 	allowUnauthenticated bool
 	// metricsListen serves /metrics, /healthz and /readyz (HOST:PORT).
 	metricsListen string
+	// tlsCert and tlsKey are the certificate of wss:// listeners
+	// (reloaded on SIGHUP).
+	tlsCert, tlsKey string
 }
 
 func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
@@ -52,10 +55,13 @@ func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
 		Long: `Serve the app-server protocol on every --listen URL at once:
   stdio://         newline-delimited JSON on stdin/stdout (the default; also --stdio)
   ws://IP:PORT     WebSocket; port 0 picks a free port (the bound address is logged)
+  wss://IP:PORT    WebSocket over TLS (TLS 1.2 or later), with --tls-cert and --tls-key
   unix://[PATH]    WebSocket over a Unix socket (mode 0600); without PATH,
                    <home>/app-server-control/app-server-control.sock
   off              no transport of its own (an error unless another is given)
-SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
+SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.
+SIGHUP reloads config.toml for new threads, and the TLS certificate for new
+connections (a file that fails to load leaves what is in use).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.wsAuth.MaxClockSkewSecondsOK = cmd.Flags().Changed("ws-max-clock-skew-seconds")
@@ -66,7 +72,7 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 		cmd.Short = "Serve the app-server protocol (the reference's name for serve)"
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.listen, "listen", []string{"stdio://"}, "listen URL: stdio://, ws://IP:PORT, unix://[PATH] or off; repeatable")
+	fl.StringArrayVar(&f.listen, "listen", []string{"stdio://"}, "listen URL: stdio://, ws://IP:PORT, wss://IP:PORT, unix://[PATH] or off; repeatable")
 	fl.BoolVar(&f.stdio, "stdio", false, "serve stdio (the same as --listen stdio://)")
 	fl.BoolVar(&f.printStartupConfig, "print-startup-config", false, "check the configuration, print the startup requirements as JSON and exit")
 	fl.BoolVar(&f.analyticsDefaultEnabled, "analytics-default-enabled", false, "accepted for IDE launchers; agentd sends no analytics")
@@ -83,6 +89,8 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 	fl.Uint64Var(&f.wsAuth.MaxClockSkewSeconds, "ws-max-clock-skew-seconds", 30, "leeway on the exp and nbf of signed bearer tokens")
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let a ws:// listener on a non-loopback address start without --ws-auth")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on HOST:PORT")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (and chain) of wss:// listeners; reloaded on SIGHUP")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert; reloaded on SIGHUP")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -156,11 +164,19 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if err != nil {
 		return err
 	}
+	cert, err := f.certificate()
+	if err != nil {
+		return err
+	}
 	log, err := newLogger(g.logLevel, g.logFormat)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	// From here on SIGHUP reloads (once the daemon serves) rather than
+	// kills.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	var adopted []net.Listener
 	var adoptedNames []string
 	if activated {
@@ -200,16 +216,20 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		defer metricsLn.Close()
 		m = metrics.New()
 	}
-	srv := server.NewWithMetrics(cfg, log, m)
+	live := config.NewLive(cfg, opts)
+	srv := server.NewLive(live, log, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames}
+	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames, TLS: cert}
 	if auth := wsauth.WithTokens(auth, configTokens(cfg)); auth != nil {
 		lo.WSAuth = auth
 		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()), zap.Int("configTokens", len(cfg.WSTokens)))
 	}
 	if err := srv.Listen(ctx, listen, lo); err != nil {
 		return err
+	}
+	if cert != nil {
+		logCertificate(log, "serving TLS with the certificate", cert)
 	}
 	if m != nil {
 		m.SetEngine(server.EngineStats(srv))
@@ -236,6 +256,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		_ = log.Sync()
 		os.Exit(0)
 	}()
+	go reloadOnHangup(ctx, hup, live, cert, notifier, log)
 	notifier.ready(ctx)
 	return srv.Serve(ctx)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/coreos/go-systemd/v22/activation"
 	"github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentd-dev/agentd/server/rpc"
 )
@@ -35,6 +37,10 @@ func activatedSockets(log *zap.Logger) ([]net.Listener, []string) {
 	}
 	return lns, names
 }
+
+// stuckStatus begins the status line while the engine does not answer
+// the watchdog probes.
+const stuckStatus = "the engine did not answer"
 
 // statusInterval is how often the status line is refreshed without a
 // watchdog.
@@ -90,6 +96,7 @@ func (n *serviceNotifier) ready(ctx context.Context) {
 		if prober != nil {
 			defer prober.Close()
 		}
+		missed := 0
 		for {
 			select {
 			case <-ctx.Done():
@@ -103,12 +110,19 @@ func (n *serviceNotifier) ready(ctx context.Context) {
 				err := prober.Probe(pctx)
 				cancel()
 				if err != nil {
-					n.log.Warn("the engine did not answer the watchdog probe; not pinging", zap.Error(err))
+					missed++
+					n.log.Warn("the engine did not answer the watchdog probe; not pinging", zap.Int("missed", missed), zap.Error(err))
 				} else {
+					missed = 0
 					state = append(state, "WATCHDOG=1")
 				}
 			}
-			if s := n.srv.Status(); s != status {
+			s := n.srv.Status()
+			if missed > 0 {
+				// What `systemctl status` shows until the watchdog fires.
+				s = fmt.Sprintf("%s %d watchdog probe(s) in a row; not pinging", stuckStatus, missed)
+			}
+			if s != status {
 				status = s
 				state = append(state, "STATUS="+s)
 			}
@@ -117,6 +131,27 @@ func (n *serviceNotifier) ready(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// reloading reports that a reload (SIGHUP) begins, with the monotonic
+// time systemd asks for; reloaded reports that it is done.
+func (n *serviceNotifier) reloading() {
+	if n == nil {
+		return
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		n.send("RELOADING=1")
+		return
+	}
+	n.send(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", ts.Nano()/1000))
+}
+
+func (n *serviceNotifier) reloaded() {
+	if n == nil {
+		return
+	}
+	n.send("READY=1")
 }
 
 // stopping reports that the daemon is shutting down (once).

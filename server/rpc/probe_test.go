@@ -47,3 +47,28 @@ func TestProberAndStatus(t *testing.T) {
 type countingObserver struct{ n atomic.Int64 }
 
 func (o *countingObserver) RequestDone(string, string, time.Duration) { o.n.Add(1) }
+
+// A probe is answered only while requests are dispatched: held, it is
+// not answered (within a quiet window, ended by its deadline); released,
+// it is, and so is the next.
+func TestProbeWaitsForAHeldDispatch(t *testing.T) {
+	s := newTestServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := s.NewProber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	release := s.HoldDispatch()
+	quiet, cancelQuiet := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelQuiet()
+	if err := p.Probe(quiet); err == nil {
+		t.Fatal("a probe was answered while the dispatch was held")
+	}
+	release()
+	release()
+	if err := p.Probe(ctx); err != nil {
+		t.Fatalf("probe after release: %v", err)
+	}
+}

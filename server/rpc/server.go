@@ -218,10 +218,14 @@ type ListenOptions struct {
 	// the same rules; Names names them for the log (LISTEN_FDNAMES).
 	Adopted []net.Listener
 	Names   []string
+	// TLS is the certificate of wss:// listeners; when set, the adopted
+	// TCP sockets serve wss:// too. A certificate no listener uses is an
+	// error, as is a wss:// listener without one.
+	TLS *transport.Certificate
 }
 
 // Listen parses and binds every listen URL (stdio://, ws://IP:PORT,
-// unix://[PATH]), adopts the passed sockets, and logs the addresses.
+// wss://IP:PORT, unix://[PATH]), adopts the passed sockets, and logs the addresses.
 // Nothing is served until Serve. On error, what was bound is released
 // (adopted sockets included).
 func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) error {
@@ -238,7 +242,7 @@ func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) er
 		}
 		return err
 	}
-	topts := transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log, Auth: lo.WSAuth}
+	topts := transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log, Auth: lo.WSAuth, TLS: lo.TLS}
 	stdio := 0
 	for _, u := range urls {
 		ep, err := transport.ParseListenURL(u, s.opts.Home)
@@ -273,6 +277,9 @@ func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) er
 		}
 		s.log.Info("serving a socket passed by the service manager", zap.String("url", l.URL()), zap.String("name", name))
 		bound = append(bound, boundListener{ep: ep, l: l})
+	}
+	if lo.TLS != nil && !slices.ContainsFunc(bound, func(b boundListener) bool { return b.ep.TLS }) {
+		return fail(errors.New("--tls-cert and --tls-key are given but no listener serves TLS: add --listen wss://IP:PORT (under socket activation, pass a TCP socket)"))
 	}
 	for _, b := range bound {
 		s.log.Info("listening on "+b.l.URL(), zap.String("url", b.l.URL()))

@@ -25,7 +25,7 @@ import (
 // auth. A key from the environment is not an account, as in the
 // reference.
 func (sv *service) accountRead(_ context.Context, _ *rpc.Request, _ *protocol.GetAccountParams) (*protocol.GetAccountResponse, error) {
-	p := sv.cfg.Provider
+	p := sv.config().Provider
 	resp := protocol.GetAccountResponse{RequiresOpenaiAuth: p.RequiresOpenAIAuth}
 	if p.RequiresOpenAIAuth && sv.auth.APIKey() != "" {
 		resp.Account = &protocol.Account{APIKey: &protocol.Empty{}}

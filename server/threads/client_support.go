@@ -87,12 +87,13 @@ func (sv *service) modelList(_ context.Context, _ *rpc.Request, _ *protocol.Mode
 			InputModalities: protocol.List[protocol.InputModality]{protocol.InputModality("text")}, IsDefault: def,
 		}
 	}
+	cfg := sv.config()
 	data := protocol.List[protocol.Model]{}
-	if sv.cfg.Model != config.DemoModel {
-		data = append(data, entry(sv.cfg.Model, sv.cfg.Model, "The configured model ("+sv.cfg.Provider.Name+")", true, efforts("low", "medium", "high"), "medium"))
+	if cfg.Model != config.DemoModel {
+		data = append(data, entry(cfg.Model, cfg.Model, "The configured model ("+cfg.Provider.Name+")", true, efforts("low", "medium", "high"), "medium"))
 	}
 	data = append(data, entry(config.DemoModel, "Demo (offline)", "agentd's built-in offline demo model: try `run: CMD`, `patch: FILE TEXT`, `plan:`.",
-		sv.cfg.Model == config.DemoModel, efforts("medium"), "medium"))
+		cfg.Model == config.DemoModel, efforts("medium"), "medium"))
 	return &protocol.ModelListResponse{Data: data}, nil
 }
 

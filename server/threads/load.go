@@ -38,18 +38,19 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 		}
 	}()
 	st := ls.settings
-	cfg, err := sv.newSessionConfig(ls.id, st.provider)
+	conf := st.cfg
+	cfg, err := sv.newSessionConfig(conf, ls.id, st.provider)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Model = st.model
 	cfg.ContextWindow = contextWindow(st.model)
-	if sv.cfg.ContextWindow > 0 {
-		cfg.ContextWindow = sv.cfg.ContextWindow
+	if conf.ContextWindow > 0 {
+		cfg.ContextWindow = conf.ContextWindow
 	}
-	cfg.AutoCompactTokens = sv.cfg.AutoCompactTokenLimit
-	cfg.Verbosity = sv.cfg.Verbosity
-	cfg.ToolOutputTokenLimit = sv.cfg.ToolOutputTokenLimit
+	cfg.AutoCompactTokens = conf.AutoCompactTokenLimit
+	cfg.Verbosity = conf.Verbosity
+	cfg.ToolOutputTokenLimit = conf.ToolOutputTokenLimit
 	cfg.Cwd = st.cwd
 	cfg.ApprovalPolicy = st.approval
 	cfg.Sandbox = st.sandbox
@@ -57,7 +58,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	cfg.Summary = st.summary
 	cfg.BaseInstructions = st.baseInstructions
 	cfg.DeveloperInstructions = st.developerInstructions
-	cfg.ProjectDoc = sv.projectDoc(st.cwd)
+	cfg.ProjectDoc = sv.projectDoc(conf, st.cwd)
 	cfg.DynamicTools = ls.tools
 	cfg.Originator = ls.meta.originator
 	cfg.History = ls.history
@@ -138,7 +139,7 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 // turn's, over the daemon's defaults.
 func (sv *service) storedSettings(rt *rollout.Thread) threadSettings {
 	st := sv.defaultSettings()
-	if p, ok := sv.provider(rt.Meta.ModelProvider); ok {
+	if p, ok := providerIn(st.cfg, rt.Meta.ModelProvider); ok {
 		st.provider = p
 	}
 	st.cwd, st.model, st.effort = rt.Meta.Cwd, rt.Meta.Model, rt.Meta.Effort
@@ -153,18 +154,19 @@ func (sv *service) storedSettings(rt *rollout.Thread) threadSettings {
 		}
 	}
 	if st.model == "" {
-		st.model = sv.cfg.Model
+		st.model = st.cfg.Model
 	}
 	return st
 }
 
-// settings returns the settings a loaded thread runs its next turn with.
+// settings returns the settings a loaded thread runs its next turn with,
+// over its own configuration snapshot (not a reloaded one).
 func (t *thread) settings(sv *service) threadSettings {
 	tc := t.sess.TurnContext()
-	st := sv.defaultSettings()
+	st := sv.settingsFrom(t.cfg)
 	st.cwd, st.model, st.effort, st.summary, st.approval, st.sandbox = tc.Cwd, tc.Model, tc.Effort, tc.Summary, tc.ApprovalPolicy, tc.Sandbox
 	t.mu.Lock()
-	if p, ok := sv.provider(t.meta.provider); ok {
+	if p, ok := providerIn(t.cfg, t.meta.provider); ok {
 		st.provider = p
 	}
 	t.mu.Unlock()

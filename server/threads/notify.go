@@ -29,7 +29,7 @@ type turnNotice struct {
 // at the end of a completed turn it starts the notify program. t.mu must
 // be held.
 func (t *thread) noticeTurn(ev core.Event) {
-	if len(t.sv.cfg.Notify) == 0 {
+	if len(t.cfg.Notify) == 0 {
 		return
 	}
 	switch m := ev.Msg.(type) {
@@ -64,7 +64,7 @@ func (t *thread) noticeTurn(ev core.Event) {
 			n.LastAssistantMessage = &msg
 		}
 		t.turnInputs = nil
-		go runNotify(t.sv.cfg.Notify, n, t.log)
+		go runNotify(t.cfg.Notify, n, t.log)
 	}
 }
 

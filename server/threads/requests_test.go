@@ -227,8 +227,9 @@ func TestSecondShutdownWaitsForTheFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sv := &service{cfg: config.Default(t.TempDir()), log: zap.NewNop()}
-		th := newThread(sv, loadSpec{id: "th", status: protocol.StatusIdle()}, sess)
+		cfg := config.Default(t.TempDir())
+		sv := &service{live: config.Fixed(cfg), log: zap.NewNop()}
+		th := newThread(sv, loadSpec{id: "th", settings: threadSettings{cfg: cfg}, status: protocol.StatusIdle()}, sess)
 		th.subscribe(cb, false)
 		go func() { // B stops reading: its queue fills
 			for i := 0; i < 5; i++ {

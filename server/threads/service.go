@@ -3,6 +3,7 @@ package threads
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -19,6 +20,10 @@ import (
 
 // Options configure the thread layer.
 type Options struct {
+	// Live is the configuration new threads start with; a reload
+	// replaces it, and a loaded thread keeps the snapshot it was loaded
+	// with. When nil, Config is used for good.
+	Live   *config.Live
 	Config *config.Config
 	Log    *zap.Logger
 	// Version is agentd's version, recorded in the rollouts it writes and
@@ -34,7 +39,7 @@ type Options struct {
 // rollout store, the model clients and the sign-in they use.
 type service struct {
 	s       *rpc.Server
-	cfg     *config.Config
+	live    *config.Live
 	log     *zap.Logger
 	version string
 	store   *rollout.Store
@@ -46,7 +51,7 @@ type service struct {
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
-	clients map[string]*model.Client
+	clients map[string]cachedClient
 	demoURL string
 	demoEnd func()
 	closed  bool
@@ -69,13 +74,18 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	sv := &service{s: s, cfg: opts.Config, log: log, version: opts.Version, cwd: opts.Cwd, obs: opts.Observer, clients: map[string]*model.Client{},
-		auth: auth.Open(opts.Config.Home)}
+	live := opts.Live
+	if live == nil {
+		live = config.Fixed(opts.Config)
+	}
+	home := live.Get().Home
+	sv := &service{s: s, live: live, log: log, version: opts.Version, cwd: opts.Cwd, obs: opts.Observer, clients: map[string]cachedClient{},
+		auth: auth.Open(home)}
 	if problem := sv.auth.Problem(); problem != "" {
 		log.Warn("the stored sign-in cannot be used", zap.String("problem", problem))
 	}
 	var err error
-	sv.store, err = rollout.Open(sv.cfg.Home, rollout.Options{
+	sv.store, err = rollout.Open(home, rollout.Options{
 		Version:   opts.Version,
 		OnWarning: func(msg string) { log.Warn("rollout", zap.String("warning", msg)) },
 	})
@@ -86,6 +96,10 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	s.OnDrain(sv.drain)
 	return sv, nil
 }
+
+// config is the configuration in use now, what new threads start with.
+// A loaded thread uses its own snapshot (thread.cfg) instead.
+func (sv *service) config() *config.Config { return sv.live.Get() }
 
 // register is the one place where the thread layer's methods are
 // registered.
@@ -148,8 +162,16 @@ func (sv *service) register() {
 	rpc.Handle(s, "thread/readState/update", readStateUpdate)
 }
 
+// cachedClient is a model client and the provider it was made for.
+type cachedClient struct {
+	p model.Provider
+	c *model.Client
+}
+
 // client returns the model client for a provider, starting the built-in
-// demo model on loopback the first time it is needed.
+// demo model on loopback the first time it is needed. A provider whose
+// settings changed (a reloaded configuration) gets a new client; threads
+// that run with the old one keep it.
 func (sv *service) client(p model.Provider) (*model.Client, model.Provider, error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
@@ -167,24 +189,25 @@ func (sv *service) client(p model.Provider) (*model.Client, model.Provider, erro
 		p.BaseURL = sv.demoURL
 	}
 	key := p.ID + "\x00" + p.BaseURL
-	if c, ok := sv.clients[key]; ok {
-		return c, p, nil
+	if cc, ok := sv.clients[key]; ok && reflect.DeepEqual(cc.p, p) {
+		return cc.c, p, nil
 	}
 	opts := []model.Option{model.WithLogger(sv.log.Named("model"))}
 	if key := sv.apiKeyFor(p); key != nil {
 		opts = append(opts, model.WithAPIKey(key))
 	}
 	c := model.NewClient(p, opts...)
-	sv.clients[key] = c
+	sv.clients[key] = cachedClient{p: p, c: c}
 	return c, p, nil
 }
 
-// provider returns the provider with the id, or the configured one for "".
-func (sv *service) provider(id string) (model.Provider, bool) {
+// providerIn returns cfg's provider with the id, or its configured one
+// for "".
+func providerIn(cfg *config.Config, id string) (model.Provider, bool) {
 	if id == "" {
-		return sv.cfg.Provider, true
+		return cfg.Provider, true
 	}
-	p, ok := sv.cfg.Providers[id]
+	p, ok := cfg.Providers[id]
 	return p, ok
 }
 
@@ -222,8 +245,8 @@ func contextWindow(model string) int64 {
 }
 
 // newSessionConfig fills the parts of a core session config that come from
-// the daemon's configuration.
-func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Config, error) {
+// the daemon's configuration (cfg, the thread's snapshot).
+func (sv *service) newSessionConfig(cfg *config.Config, threadID string, p model.Provider) (core.Config, error) {
 	c, p, err := sv.client(p)
 	if err != nil {
 		return core.Config{}, err
@@ -237,8 +260,8 @@ func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Con
 		Provider:         p.ID,
 		Client:           client,
 		StreamMaxRetries: p.StreamMaxRetries,
-		ShellEnv:         sv.cfg.ShellEnv,
-		ToolFamily:       sv.cfg.ToolFamily,
+		ShellEnv:         cfg.ShellEnv,
+		ToolFamily:       cfg.ToolFamily,
 		Log:              sv.log.Named("core"),
 	}, nil
 }

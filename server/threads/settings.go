@@ -16,6 +16,9 @@ import (
 // threadSettings are what a thread runs with, resolved from the daemon's
 // configuration and the client's overrides.
 type threadSettings struct {
+	// cfg is the configuration they were resolved from, the snapshot
+	// the thread keeps while it is loaded (a reload does not change it).
+	cfg                                     *config.Config
 	model                                   string
 	provider                                model.Provider
 	cwd                                     string
@@ -30,25 +33,32 @@ type threadSettings struct {
 	projectDefaults bool
 }
 
-// defaultSettings are the configuration's settings, in the daemon's cwd.
+// defaultSettings are the settings of the configuration in use now, in
+// the daemon's cwd: a new thread's, before the client's overrides.
 func (sv *service) defaultSettings() threadSettings {
+	return sv.settingsFrom(sv.config())
+}
+
+// settingsFrom are cfg's settings, in the daemon's cwd.
+func (sv *service) settingsFrom(cfg *config.Config) threadSettings {
 	return threadSettings{
-		model:                 sv.cfg.Model,
-		provider:              sv.cfg.Provider,
+		cfg:                   cfg,
+		model:                 cfg.Model,
+		provider:              cfg.Provider,
 		cwd:                   sv.cwd,
-		approval:              sv.cfg.ApprovalPolicy,
-		sandbox:               sv.cfg.Sandbox,
-		effort:                sv.cfg.ReasoningEffort,
-		summary:               sv.cfg.ReasoningSummary,
-		baseInstructions:      sv.modelInstructions(),
-		developerInstructions: sv.cfg.DeveloperInstructions,
+		approval:              cfg.ApprovalPolicy,
+		sandbox:               cfg.Sandbox,
+		effort:                cfg.ReasoningEffort,
+		summary:               cfg.ReasoningSummary,
+		baseInstructions:      sv.modelInstructions(cfg),
+		developerInstructions: cfg.DeveloperInstructions,
 	}
 }
 
 // modelInstructions is model_instructions_file's text (read for each new
 // thread, trimmed), or "" for agentd's own base instructions.
-func (sv *service) modelInstructions() string {
-	path := sv.cfg.ModelInstructionsFile
+func (sv *service) modelInstructions(cfg *config.Config) string {
+	path := cfg.ModelInstructionsFile
 	if path == "" {
 		return ""
 	}
@@ -61,11 +71,11 @@ func (sv *service) modelInstructions() string {
 }
 
 // projectDoc finds the user's AGENTS.md instructions for a thread in cwd,
-// as configured; what it could not use is logged.
-func (sv *service) projectDoc(cwd string) projectdoc.Doc {
+// as cfg says; what it could not use is logged.
+func (sv *service) projectDoc(cfg *config.Config, cwd string) projectdoc.Doc {
 	d := projectdoc.Load(cwd, projectdoc.Options{
-		Home: sv.cfg.Home, MaxBytes: sv.cfg.ProjectDocMaxBytes,
-		RootMarkers: sv.cfg.ProjectRootMarkers, FallbackNames: sv.cfg.ProjectDocFallbackNames,
+		Home: cfg.Home, MaxBytes: cfg.ProjectDocMaxBytes,
+		RootMarkers: cfg.ProjectRootMarkers, FallbackNames: cfg.ProjectDocFallbackNames,
 	})
 	for _, w := range d.Warnings {
 		sv.log.Warn("project instructions: "+w, zap.String("cwd", cwd))
@@ -102,7 +112,7 @@ func (sv *service) permit(o overrides) error {
 	if perr := scope.SandboxMode(o.scope, o.method, o.sandbox); perr != nil {
 		return perr
 	}
-	if perr := scope.Approval(o.scope, o.method, o.approval, string(sv.cfg.ApprovalPolicy)); perr != nil {
+	if perr := scope.Approval(o.scope, o.method, o.approval, string(sv.config().ApprovalPolicy)); perr != nil {
 		return perr
 	}
 	return nil
@@ -121,7 +131,7 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 		}
 	}
 	if o.provider != nil {
-		p, ok := sv.provider(*o.provider)
+		p, ok := providerIn(s.cfg, *o.provider)
 		if !ok {
 			return s, protocol.InvalidRequest("unknown model provider %q", *o.provider)
 		}
@@ -141,7 +151,7 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 		s.cwd = cwd
 	}
 	if s.projectDefaults {
-		s.approval, s.sandbox = sv.cfg.ThreadPolicies(s.cwd)
+		s.approval, s.sandbox = s.cfg.ThreadPolicies(s.cwd)
 		s.projectDefaults = false
 	}
 	if o.approval != nil {

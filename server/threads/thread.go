@@ -12,6 +12,7 @@ import (
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
 )
 
@@ -41,7 +42,10 @@ const maxQueued = 1024
 // Lock discipline: mu guards the thread's state and is never held while
 // waiting for a client or for the core.
 type thread struct {
-	sv   *service
+	sv *service
+	// cfg is the configuration snapshot the thread was loaded with: a
+	// reload changes new threads only.
+	cfg  *config.Config
 	id   string
 	sess *core.Session
 	rec  *rollout.Recorder // nil for an ephemeral thread
@@ -123,6 +127,7 @@ type threadMeta struct {
 func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 	t := &thread{
 		sv:          sv,
+		cfg:         ls.settings.cfg,
 		id:          ls.id,
 		sess:        sess,
 		rec:         ls.rec,
@@ -394,7 +399,7 @@ func (t *thread) armUnloadLocked() {
 	if t.closed || t.turnRunning {
 		return
 	}
-	delay := t.sv.cfg.Server.ThreadUnloadDelay
+	delay := t.cfg.Server.ThreadUnloadDelay
 	if len(t.subs) > 0 {
 		delay *= observedUnloadFactor
 	}

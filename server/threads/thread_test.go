@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/rpc/rpctest"
@@ -355,5 +356,28 @@ func TestTurnStartResultPrecedesItsEvents(t *testing.T) {
 				b.ReadUntil(method("turn/completed"))
 			}
 		})
+	}
+}
+
+// A provider's model client is shared while its settings stay the same,
+// and remade when a reloaded configuration changes them (the old client
+// stays with the threads that use it).
+func TestModelClientFollowsTheProviderSettings(t *testing.T) {
+	f := newFixture(t, nil)
+	p := model.Provider{ID: "custom", BaseURL: "http://127.0.0.1:1/v1", WireAPI: "responses"}
+	c1, _, err := f.sv.client(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2, _, _ := f.sv.client(p); c2 != c1 {
+		t.Fatal("the same provider got a second client")
+	}
+	p.HTTPHeaders = map[string]string{"X-Team": "b"}
+	c3, _, _ := f.sv.client(p)
+	if c3 == c1 {
+		t.Fatal("a provider with new settings kept the old client")
+	}
+	if c4, _, _ := f.sv.client(p); c4 != c3 {
+		t.Fatal("the new settings got a second client")
 	}
 }

@@ -111,7 +111,7 @@ func (sv *service) permitTurn(r *rpc.Request, ap *protocol.AskForApproval, sp *p
 	if perr := scope.SandboxPolicy(sc, r.Method(), sp); perr != nil {
 		return perr
 	}
-	if perr := scope.Approval(sc, r.Method(), ap, string(sv.cfg.ApprovalPolicy)); perr != nil {
+	if perr := scope.Approval(sc, r.Method(), ap, string(sv.config().ApprovalPolicy)); perr != nil {
 		return perr
 	}
 	return nil

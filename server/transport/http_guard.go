@@ -25,7 +25,10 @@ type httpHandler struct {
 	checkHost bool
 	transport string
 	// auth checks upgrades (ws:// only); nil lets everyone in.
-	auth  Authenticator
+	auth Authenticator
+	// cert is a wss:// listener's certificate: a Host it is valid for
+	// passes the Host check.
+	cert  *Certificate
 	serve func(Stream)
 }
 
@@ -37,7 +40,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, r, "request carries an Origin header")
 		return
 	}
-	if h.checkHost && !hostAllowed(r) {
+	if h.checkHost && !hostAllowed(r) && !h.certCovers(r) {
 		h.reject(w, r, "Host is neither this listener's address nor a loopback name")
 		return
 	}
@@ -84,6 +87,22 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Warn("ignoring binary websocket frame", zap.String("remote", r.RemoteAddr), zap.Int("bytes", n))
 	}
 	h.serve(st)
+}
+
+// certCovers reports whether a request that came over TLS names a host
+// the certificate is valid for. Such a name cannot be an attacker's
+// rebound domain: the client checked the certificate against the name it
+// dialled (and browsers, which rebinding needs, are refused by Origin
+// anyway).
+func (h *httpHandler) certCovers(r *http.Request) bool {
+	if h.cert == nil || r.TLS == nil {
+		return false
+	}
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	return h.cert.covers(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 }
 
 func (h *httpHandler) reject(w http.ResponseWriter, r *http.Request, why string) {

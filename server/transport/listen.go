@@ -39,34 +39,40 @@ type Endpoint struct {
 	// DefaultPath is set when "unix://" named no path and Addr was
 	// derived from the home directory.
 	DefaultPath bool
+	// TLS is set for wss:// (Kind is KindWS: the same WebSocket
+	// listener, behind TLS).
+	TLS bool
 }
 
-// ParseListenURL parses stdio://, ws://IP:PORT (port 0 picks one) and
-// unix://[PATH] (no path: DefaultUnixSocket(home); a relative path is made
-// absolute against the working directory).
+// listenForms lists the listen URLs, for errors.
+const listenForms = "stdio://, ws://IP:PORT, wss://IP:PORT or unix://[PATH]"
+
+// ParseListenURL parses stdio://, ws://IP:PORT and wss://IP:PORT (port 0
+// picks one) and unix://[PATH] (no path: DefaultUnixSocket(home); a
+// relative path is made absolute against the working directory).
 func ParseListenURL(raw, home string) (Endpoint, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return Endpoint{}, fmt.Errorf("invalid listen URL %q: want stdio://, ws://IP:PORT or unix://[PATH]", raw)
+		return Endpoint{}, fmt.Errorf("invalid listen URL %q: want %s", raw, listenForms)
 	}
-	switch strings.ToLower(scheme) {
+	switch scheme := strings.ToLower(scheme); scheme {
 	case "stdio":
 		if rest != "" {
 			return Endpoint{}, fmt.Errorf("invalid listen URL %q: stdio:// takes no address", raw)
 		}
 		return Endpoint{Kind: KindStdio, Raw: raw}, nil
-	case "ws":
+	case "ws", "wss":
 		host, port, err := net.SplitHostPort(strings.TrimSuffix(rest, "/"))
 		if err != nil {
-			return Endpoint{}, fmt.Errorf("invalid listen URL %q: %v (want ws://IP:PORT)", raw, err)
+			return Endpoint{}, fmt.Errorf("invalid listen URL %q: %v (want %s://IP:PORT)", raw, err, scheme)
 		}
 		if host == "" {
-			return Endpoint{}, fmt.Errorf("invalid listen URL %q: missing host (want ws://IP:PORT, e.g. ws://127.0.0.1:0)", raw)
+			return Endpoint{}, fmt.Errorf("invalid listen URL %q: missing host (want %s://IP:PORT, e.g. %s://127.0.0.1:0)", raw, scheme, scheme)
 		}
 		if port == "" {
 			return Endpoint{}, fmt.Errorf("invalid listen URL %q: missing port", raw)
 		}
-		return Endpoint{Kind: KindWS, Addr: net.JoinHostPort(host, port), Raw: raw}, nil
+		return Endpoint{Kind: KindWS, Addr: net.JoinHostPort(host, port), Raw: raw, TLS: scheme == "wss"}, nil
 	case "unix":
 		if rest == "" {
 			if home == "" {
@@ -80,15 +86,15 @@ func ParseListenURL(raw, home string) (Endpoint, error) {
 		}
 		return Endpoint{Kind: KindUnix, Addr: p, Raw: raw}, nil
 	default:
-		return Endpoint{}, fmt.Errorf("unsupported listen URL %q: want stdio://, ws://IP:PORT or unix://[PATH]", raw)
+		return Endpoint{}, fmt.Errorf("unsupported listen URL %q: want %s", raw, listenForms)
 	}
 }
 
 // Listener accepts connections on one endpoint and hands each one's Stream
 // to a callback.
 type Listener interface {
-	// URL is the address actually bound (ws:// with the chosen port,
-	// unix:// with the path, stdio://).
+	// URL is the address actually bound (ws:// or wss:// with the
+	// chosen port, unix:// with the path, stdio://).
 	URL() string
 	// Serve accepts connections until Close, calling serve for each in its
 	// own goroutine; serve runs the connection and returns when it ends.
@@ -113,6 +119,9 @@ type Options struct {
 	// (HTTP 401 otherwise). Unix sockets are guarded by their file mode
 	// and take no token, as in the reference; health probes take none.
 	Auth Authenticator
+	// TLS is the certificate of wss:// listeners (required by them), and
+	// of the TCP sockets Adopt takes when set.
+	TLS *Certificate
 }
 
 // Authenticator checks a WebSocket upgrade request: who the client is,

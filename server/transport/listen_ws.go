@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,13 +24,30 @@ type httpListener struct {
 }
 
 func listenWS(ctx context.Context, ep Endpoint, o Options) (Listener, error) {
+	if ep.TLS && o.TLS == nil {
+		return nil, fmt.Errorf("listen %s: %w", ep.Raw, errNoCertificate)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", ep.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", ep.Raw, err)
 	}
-	l := newHTTPListener(ln, "ws://"+ln.Addr().String(), "ws", true, o)
-	return l, nil
+	return newTCPListener(ln, ep.TLS, o), nil
+}
+
+// newTCPListener serves WebSocket on a bound TCP socket: ws://, or wss://
+// with o.TLS's certificate.
+func newTCPListener(ln net.Listener, useTLS bool, o Options) *httpListener {
+	scheme := "ws://"
+	if useTLS {
+		scheme = "wss://"
+		ln = tls.NewListener(ln, o.TLS.serverConfig())
+	}
+	l := newHTTPListener(ln, scheme+ln.Addr().String(), "ws", true, o)
+	if useTLS {
+		l.handler.cert = o.TLS
+	}
+	return l
 }
 
 func newHTTPListener(ln net.Listener, url, transport string, checkHost bool, o Options) *httpListener {
@@ -38,10 +56,17 @@ func newHTTPListener(ln net.Listener, url, transport string, checkHost bool, o O
 		h.auth = o.Auth
 	}
 	l := &httpListener{ln: ln, url: url, handler: h}
+	// The HTTP server's own complaints (a failed TLS handshake: a client
+	// that does not trust the certificate; a malformed request) are
+	// debug logs: anyone who can connect can cause them.
+	errLog, err := zap.NewStdLogAt(o.Logger.Named("http"), zap.DebugLevel)
+	if err != nil {
+		errLog = zap.NewStdLog(zap.NewNop())
+	}
 	l.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(o.Logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel))),
+		ErrorLog:          errLog,
 	}
 	return l
 }

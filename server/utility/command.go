@@ -97,7 +97,7 @@ func (u *utility) execSpec(p *protocol.CommandExecParams) (execSpec, error) {
 			return s, protocol.InvalidRequest("cwd %v", err)
 		}
 	}
-	s.req = exec.Request{Argv: p.Command, Cwd: cwd, TTY: p.TTY, BaseEnv: u.cfg.ShellEnv.Environ(os.Environ(), "")}
+	s.req = exec.Request{Argv: p.Command, Cwd: cwd, TTY: p.TTY, BaseEnv: u.config().ShellEnv.Environ(os.Environ(), "")}
 	if p.Size != nil {
 		s.req.Rows, s.req.Cols = p.Size.Rows, p.Size.Cols
 	}
@@ -130,7 +130,7 @@ func (u *utility) execSpec(p *protocol.CommandExecParams) (execSpec, error) {
 		s.outputCap = commandExecOutputCap
 	}
 
-	sp := u.cfg.Sandbox
+	sp := u.config().Sandbox
 	if p.SandboxPolicy != nil {
 		sp = projection.CoreSandboxPolicy(*p.SandboxPolicy)
 	}

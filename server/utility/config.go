@@ -32,10 +32,11 @@ const (
 
 // configPath is the user's config.toml.
 func (u *utility) configPath() string {
-	if p := u.cfg.Path; p != "" {
+	cfg := u.config()
+	if p := cfg.Path; p != "" {
 		return p
 	}
-	return filepath.Join(u.cfg.Home, config.FileName)
+	return filepath.Join(cfg.Home, config.FileName)
 }
 
 // userLayerSource names the user layer.
@@ -60,7 +61,7 @@ func (u *utility) readUserLayer() ([]byte, map[string]any, error) {
 // runningConfig is the configuration new threads use, with the
 // reference's snake_case keys for what agentd supports.
 func (u *utility) runningConfig() map[string]any {
-	c := u.cfg
+	c := u.config()
 	cfg := map[string]any{
 		"model":           c.Model,
 		"model_provider":  c.Provider.ID,
@@ -113,7 +114,9 @@ func (u *utility) runningConfig() map[string]any {
 // use), plus the origin of every key config.toml sets and, on request,
 // config.toml as a layer, both with the file's current version (which
 // config writes check). A write changes the file, and so the origins and
-// layers at once, but the running configuration only at the next start.
+// layers, and then reloads the running configuration (as SIGHUP does);
+// a hand edit of the file shows in the origins and layers at once, and
+// in the running configuration after a SIGHUP.
 func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
 	resp := protocol.ConfigReadResponse{Config: u.runningConfig(), Origins: map[string]protocol.ConfigLayerMetadata{}}
 	name := u.userLayerSource()
@@ -134,7 +137,7 @@ func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.Conf
 	}
 	// The --config overrides are a layer above the file: their keys come
 	// from there.
-	flags := u.cfg.SessionFlags
+	flags := u.config().SessionFlags
 	flagsName := protocol.ConfigLayerSource{SessionFlags: &protocol.Empty{}}
 	if len(flags) > 0 {
 		flagsVersion := configedit.Version(flags)
@@ -159,7 +162,8 @@ func (u *utility) configValueWrite(_ context.Context, r *rpc.Request, p *protoco
 }
 
 // configBatchWrite applies several edits at once: all of them or none.
-// reloadUserConfig is accepted and has no effect (see configRead).
+// Every write reloads the configuration for new threads, so
+// reloadUserConfig is accepted and asks for nothing more.
 func (u *utility) configBatchWrite(_ context.Context, r *rpc.Request, p *protocol.ConfigBatchWriteParams) (*protocol.ConfigWriteResponse, error) {
 	edits := make([]configedit.Edit, len(p.Edits))
 	for i, e := range p.Edits {
@@ -170,8 +174,10 @@ func (u *utility) configBatchWrite(_ context.Context, r *rpc.Request, p *protoco
 
 // configWrite edits config.toml: it checks the expected version, applies
 // the edits (in place where possible), checks that the client's scope may
-// make the change and that agentd can still load the result, and replaces
-// the file atomically.
+// make the change and that agentd can still load the result, replaces the
+// file atomically, and reloads the running configuration from it (the
+// SIGHUP path: new threads use it; a reload that fails, say under
+// --strict-config, keeps the old one and is logged, and the write stands).
 func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
 	path := u.configPath()
 	sc := r.Conn().Scope()
@@ -210,6 +216,9 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	}
 	if !res.InPlace {
 		u.log.Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
+	}
+	if u.live.Reloadable() {
+		_ = u.live.Reload(u.log, "config write")
 	}
 	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
 }

@@ -39,7 +39,7 @@ func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPa
 	}
 	// The answer is one message: a file whose base64 would not fit is
 	// refused rather than sent as a message the client must drop.
-	limit := int64(u.cfg.Server.MaxMessageBytes) - 1024
+	limit := int64(u.config().Server.MaxMessageBytes) - 1024
 	if base64Len(st.Size()) > limit {
 		return nil, protocol.Errorf(protocol.CodeInternalError,
 			"fs/readFile: %s is %d bytes, too large for one message (at most %d bytes of base64)", p.Path, st.Size(), limit)

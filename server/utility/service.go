@@ -16,6 +16,9 @@ var errShuttingDown = protocol.Errorf(protocol.CodeInternalError, "the server is
 
 // Options configure the utility methods.
 type Options struct {
+	// Live is the configuration in use, reloaded after each config
+	// write; when nil, Config is used for good.
+	Live   *config.Live
 	Config *config.Config
 	Log    *zap.Logger
 	// Cwd is the daemon's working directory, where relative paths start.
@@ -26,9 +29,9 @@ type Options struct {
 // fuzzyFileSearch, config/read and the config writes. Processes and
 // watches belong to the connection that started them and end with it.
 type utility struct {
-	cfg *config.Config
-	log *zap.Logger
-	cwd string
+	live *config.Live
+	log  *zap.Logger
+	cwd  string
 	// guard refuses destructive fs/* requests at vital paths.
 	guard guard
 
@@ -51,13 +54,20 @@ func newUtility(opts Options) *utility {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	home := ""
-	if opts.Config != nil {
-		home = opts.Config.Home
+	live := opts.Live
+	if live == nil {
+		live = config.Fixed(opts.Config)
 	}
-	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
+	home := ""
+	if cfg := live.Get(); cfg != nil {
+		home = cfg.Home
+	}
+	return &utility{live: live, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
 		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
 }
+
+// config is the configuration in use now.
+func (u *utility) config() *config.Config { return u.live.Get() }
 
 // Register registers the utility methods on s; their processes and
 // watches stop when s drains.
@@ -187,7 +197,7 @@ func (cu *connUtil) execTable() (*execTable, error) {
 		return nil, errClosedConnUtil(cu)
 	}
 	if cu.execs == nil {
-		cu.execs = newExecTable(cu.c, cu.u.cfg.Server.MaxInflightPerConnection)
+		cu.execs = newExecTable(cu.c, cu.u.config().Server.MaxInflightPerConnection)
 	}
 	return cu.execs, nil
 }

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+)
+
+// Live is the configuration the daemon runs with, which a reload (SIGHUP,
+// a config write) replaces as a whole. Readers take a snapshot with Get
+// where they build something new (a thread's settings) and keep using
+// that snapshot: a running thread never sees half of one configuration
+// and half of the next.
+type Live struct {
+	cur atomic.Pointer[Config]
+	// opts are what the configuration was loaded with; nil for a fixed
+	// configuration (built in a program, not loaded), which cannot be
+	// reloaded.
+	opts *Options
+	// mu serialises reloads, so that two of them never race to store.
+	mu sync.Mutex
+}
+
+// NewLive holds cfg, loaded by Load(opts); Reload loads again with the
+// same options (home, --config overrides, --enable/--disable, strict).
+func NewLive(cfg *Config, opts Options) *Live {
+	l := &Live{opts: &opts}
+	l.cur.Store(cfg)
+	return l
+}
+
+// Fixed holds cfg for good: Reload refuses, config writes take effect at
+// the next start. For configurations built in a program (embedding,
+// tests).
+func Fixed(cfg *Config) *Live {
+	l := &Live{}
+	l.cur.Store(cfg)
+	return l
+}
+
+// Get returns the configuration in use now. Never nil; never modify it.
+func (l *Live) Get() *Config { return l.cur.Load() }
+
+// Reloadable reports whether Reload can read the configuration again.
+func (l *Live) Reloadable() bool { return l.opts != nil }
+
+// ErrNotReloadable is Reload's error for a Fixed configuration.
+var ErrNotReloadable = errors.New("the configuration was not loaded from a file and cannot be reloaded")
+
+// Reload reads config.toml again with the options it was first loaded
+// with. On success the new configuration is what Get returns from now
+// on, except the [server] table, which only a restart changes (the
+// engine's limits are set when it is built); on error (the file cannot
+// be read or parsed, a value is invalid) the configuration in use is
+// kept. Either way the outcome is logged, naming the file; why says
+// what asked for the reload ("SIGHUP", "config write").
+func (l *Live) Reload(log *zap.Logger, why string) error {
+	if l.opts == nil {
+		return ErrNotReloadable
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.Get()
+	next, err := Load(*l.opts)
+	if err != nil {
+		log.Error("could not reload the configuration; keeping the one in use",
+			zap.String("file", old.Path), zap.String("trigger", why), zap.Error(err))
+		return err
+	}
+	var restart []string
+	if !reflect.DeepEqual(old.Server, next.Server) {
+		restart = append(restart, "[server]")
+		next.Server = old.Server
+	}
+	changed := changedSettings(old, next)
+	l.cur.Store(next)
+	for _, w := range next.Warnings {
+		log.Warn("config warning: "+w.Summary, zap.String("details", w.Details))
+	}
+	log.Info("reloaded the configuration: new threads use it, running threads keep theirs",
+		zap.String("file", next.Path), zap.String("trigger", why), zap.Strings("changed", changed),
+		zap.String("model", next.Model), zap.String("provider", next.Provider.ID))
+	if len(restart) > 0 {
+		log.Warn("some settings changed that take effect only at a restart; they keep their values until then",
+			zap.String("file", next.Path), zap.Strings("settings", restart))
+	}
+	return nil
+}
+
+// changedSettings names the settings (Config's fields) that differ
+// between a and b, for the reload's log. Values are never logged: a
+// provider carries its API key.
+func changedSettings(a, b *Config) []string {
+	changed := []string{}
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for i := range va.NumField() {
+		f := va.Type().Field(i)
+		if !f.IsExported() || f.Name == "Warnings" {
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			changed = append(changed, f.Name)
+		}
+	}
+	return changed
+}
