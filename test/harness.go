@@ -126,13 +126,18 @@ func Start(t testing.TB, o Options) *Daemon {
 		args = append(args, "--config", c)
 	}
 	args = append(args, o.Args...)
+	// The daemon and the commands it runs get a HOME of their own: a login
+	// shell must not read the machine's dotfiles (a stale pyenv rehash lock
+	// there hung every command), and nothing may write into the real home.
+	// o.Env may set another HOME: the last value wins.
+	env := append(filteredEnv(), "HOME="+shortTempDir(t))
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(filteredEnv(), o.Env...)
+	cmd.Env = append(env, o.Env...)
 	if len(o.Activate) > 0 {
 		// LISTEN_PID must be the daemon's own pid: a shell learns its
 		// pid, then becomes the daemon.
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, binary}, args...)...)
-		cmd.Env = append(filteredEnv(), o.Env...)
+		cmd.Env = append(env, o.Env...)
 		cmd.Env = append(cmd.Env, fmt.Sprintf("LISTEN_FDS=%d", len(o.Activate)), "LISTEN_FDNAMES="+strings.Join(o.ActivateNames, ":"))
 		cmd.ExtraFiles = o.Activate
 	}
@@ -211,7 +216,7 @@ func (d *Daemon) known(url string) bool {
 func filteredEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "AGENTD_") || strings.HasPrefix(kv, "CODEX_HOME=") ||
+		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "AGENTD_") || strings.HasPrefix(kv, "CODEX_HOME=") ||
 			strings.HasPrefix(kv, "NOTIFY_SOCKET=") || strings.HasPrefix(kv, "LISTEN_") || strings.HasPrefix(kv, "WATCHDOG_") {
 			continue
 		}
