@@ -60,6 +60,8 @@ type Client struct {
 	changed chan struct{}
 	paused  bool
 	resume  chan struct{}
+	// received is every message in arrival order, read or not.
+	received [][]byte
 
 	nextID int
 }
@@ -87,8 +89,17 @@ func (c *Client) push(raw []byte) {
 	}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
+	c.received = append(c.received, raw)
 	c.signalLocked()
 	c.mu.Unlock()
+}
+
+// Received returns every message the server sent so far, in arrival
+// order, whether the test read it or not.
+func (c *Client) Received() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.received...)
 }
 
 func (c *Client) signalLocked() {
