@@ -214,8 +214,15 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if m != nil {
 		m.SetEngine(server.EngineStats(srv))
 		log.Info("serving metrics on http://"+metricsLn.Addr().String()+"/metrics", zap.String("addr", metricsLn.Addr().String()))
+		rollouts := server.RolloutHealth(srv)
+		ready := func() error {
+			if err := homeWritable(opts.Home); err != nil {
+				return err
+			}
+			return rollouts()
+		}
 		go func() {
-			if err := m.Serve(ctx, metricsLn, func() error { return homeWritable(opts.Home) }); err != nil {
+			if err := m.Serve(ctx, metricsLn, ready); err != nil {
 				log.Error("the metrics listener failed", zap.Error(err))
 			}
 		}()
@@ -265,8 +272,9 @@ func printStartupConfig(opts config.Options) error {
 	return out.Encode(map[string]any{"appServerVersion": server.Version, "configRequirements": server.ConfigRequirements()})
 }
 
-// homeWritable reports whether agentd can write in its home (for /readyz):
-// a thread that cannot be recorded is not served well.
+// homeWritable reports whether agentd can write in its home (for /readyz,
+// with server.RolloutHealth): a thread that cannot be recorded is not
+// served well.
 func homeWritable(home string) error {
 	f, err := os.CreateTemp(home, ".readyz-*")
 	if err != nil {

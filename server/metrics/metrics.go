@@ -43,6 +43,7 @@ type Metrics struct {
 	tokens         *prometheus.CounterVec
 	toolCalls      *prometheus.CounterVec
 	toolSeconds    *prometheus.HistogramVec
+	rolloutFails   prometheus.Counter
 	engine         engineCollector
 }
 
@@ -81,12 +82,15 @@ func New() *Metrics {
 		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "agentd_tool_call_duration_seconds", Help: "Tool call durations, by tool.", Buckets: latencyBuckets,
 		}, []string{"tool"}),
+		rolloutFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentd_rollout_write_failures_total", Help: "Failed attempts to write or sync a thread's rollout (a full disk, a read-only home); each is retried.",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestSeconds, m.turns, m.modelRequests, m.modelSeconds, m.modelRetries, m.tokens, m.toolCalls, m.toolSeconds,
-		&m.engine,
+		m.rolloutFails, &m.engine,
 	)
 	return m
 }
@@ -131,6 +135,9 @@ func (m *Metrics) ToolCall(tool, status string, d time.Duration) {
 	m.toolCalls.WithLabelValues(tool, status).Inc()
 	m.toolSeconds.WithLabelValues(tool).Observe(d.Seconds())
 }
+
+// RolloutWriteFailed counts a failed attempt to write a rollout.
+func (m *Metrics) RolloutWriteFailed() { m.rolloutFails.Inc() }
 
 // engineCollector reads the engine's state at each scrape (nothing until
 // SetEngine).
