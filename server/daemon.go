@@ -147,7 +147,7 @@ func EngineStats(s *rpc.Server) func() metrics.EngineStats {
 		st := s.Stats()
 		return metrics.EngineStats{
 			Conns: st.Conns, QueueDepth: st.QueueDepth, Inflight: st.Inflight,
-			Coalesced: st.Coalesced, SlowDisconnects: st.SlowDisconnects,
+			Coalesced: st.Coalesced, SlowDisconnects: st.SlowDisconnects, RefusedConns: st.RefusedConns,
 			ServerRequestsPending: st.Gauges["server requests pending"],
 		}
 	}

@@ -198,11 +198,30 @@ func (d *Daemon) DialUnix() *Client {
 
 func dialWS(t testing.TB, name, url string, hc *http.Client, header http.Header) *Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: header})
+	c, _, err := tryDialWS(t, name, url, hc, header)
 	if err != nil {
 		t.Fatalf("dial %s: %v", url, err)
+	}
+	return c
+}
+
+// TryDialWS connects to the daemon's WebSocket listener; when the upgrade
+// is refused it returns the HTTP status instead of failing the test.
+func (d *Daemon) TryDialWS() (*Client, int, error) {
+	d.t.Helper()
+	return tryDialWS(d.t, "ws", d.URL("ws"), nil, nil)
+}
+
+func tryDialWS(t testing.TB, name, url string, hc *http.Client, header http.Header) (*Client, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: header})
+	if err != nil {
+		code := 0
+		if resp != nil {
+			code = resp.StatusCode
+		}
+		return nil, code, err
 	}
 	conn.SetReadLimit(1 << 30)
 	c := newClient(t, name)
@@ -227,7 +246,7 @@ func dialWS(t testing.TB, name, url string, hc *http.Client, header http.Header)
 			c.push(b)
 		}
 	}()
-	return c
+	return c, http.StatusSwitchingProtocols, nil
 }
 
 // SendRaw writes bytes as they are (stdio: include the newline).

@@ -42,7 +42,12 @@ type serveFlags struct {
 	allowUnauthenticated bool
 	// metricsListen serves /metrics, /healthz and /readyz (HOST:PORT).
 	metricsListen string
+	// maxConnections bounds the WebSocket connections (TCP and Unix).
+	maxConnections int
 }
+
+// defaultMaxConnections is --max-connections' default.
+const defaultMaxConnections = 1024
 
 func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
 	f := &serveFlags{}
@@ -83,6 +88,7 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 	fl.Uint64Var(&f.wsAuth.MaxClockSkewSeconds, "ws-max-clock-skew-seconds", 30, "leeway on the exp and nbf of signed bearer tokens")
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let a ws:// listener on a non-loopback address start without --ws-auth")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on HOST:PORT")
+	fl.IntVar(&f.maxConnections, "max-connections", defaultMaxConnections, "most WebSocket connections at once, TCP and Unix sockets together; past it a client gets HTTP 503")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -147,6 +153,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 			return err
 		}
 	}
+	if f.maxConnections < 1 {
+		return usageError{fmt.Errorf("invalid value %d for --max-connections: must be at least 1", f.maxConnections)}
+	}
 	switch f.wsAuth.Mode {
 	case "", wsauth.ModeCapabilityToken, wsauth.ModeSignedBearerToken:
 	default:
@@ -203,7 +212,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	srv := server.NewWithMetrics(cfg, log, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames}
+	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames, MaxConnections: f.maxConnections}
 	if auth != nil {
 		lo.WSAuth = auth
 		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()))

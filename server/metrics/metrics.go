@@ -25,8 +25,9 @@ type EngineStats struct {
 	// QueueDepth is the messages waiting in outbound queues; Inflight the
 	// requests being handled.
 	QueueDepth, Inflight int
-	// Coalesced and SlowDisconnects are running totals.
-	Coalesced, SlowDisconnects uint64
+	// Coalesced, SlowDisconnects and RefusedConns (clients refused at
+	// the connection limit) are running totals.
+	Coalesced, SlowDisconnects, RefusedConns uint64
 	// ServerRequestsPending is the server requests awaiting an answer.
 	ServerRequestsPending int
 }
@@ -152,10 +153,11 @@ var (
 	coalescedDesc = prometheus.NewDesc("agentd_coalesced_deltas_total", "Deltas merged into a queued one for a client that fell behind.", nil, nil)
 	slowDesc      = prometheus.NewDesc("agentd_slow_client_disconnects_total", "Connections closed because they did not read fast enough.", nil, nil)
 	pendingDesc   = prometheus.NewDesc("agentd_server_requests_pending", "Server requests (approvals, questions, tool calls) awaiting an answer.", nil, nil)
+	refusedDesc   = prometheus.NewDesc("agentd_connections_refused_total", "WebSocket clients refused with HTTP 503 because the connection limit (--max-connections) was reached.", nil, nil)
 )
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connsDesc, queueDesc, inflightDesc, coalescedDesc, slowDesc, pendingDesc} {
+	for _, d := range []*prometheus.Desc{connsDesc, queueDesc, inflightDesc, coalescedDesc, slowDesc, pendingDesc, refusedDesc} {
 		ch <- d
 	}
 }
@@ -174,6 +176,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(coalescedDesc, prometheus.CounterValue, float64(st.Coalesced))
 	ch <- prometheus.MustNewConstMetric(slowDesc, prometheus.CounterValue, float64(st.SlowDisconnects))
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(st.ServerRequestsPending))
+	ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(st.RefusedConns))
 }
 
 // Handler serves /metrics, /healthz (the process answers) and /readyz

@@ -111,6 +111,12 @@ type Options struct {
 	// (HTTP 401 otherwise). Unix sockets are guarded by their file mode
 	// and take no token, as in the reference; health probes take none.
 	Auth Authenticator
+	// Admit, when set, reserves a connection slot for a WebSocket client
+	// (TCP or Unix socket) that passed the other checks, before the
+	// upgrade; release frees it when the connection has ended. Without a
+	// slot the client gets HTTP 503 and no upgrade. Health probes take
+	// none.
+	Admit func() (release func(), ok bool)
 }
 
 // Authenticator checks a WebSocket upgrade request; its error's text is
