@@ -16,7 +16,8 @@ import (
 )
 
 // TestHooksEnv enables the test-only methods (test/sleep, test/emit,
-// test/call) when set to "1". Never set it in production.
+// test/call, test/rolloutWrites) when set to "1". Never set it in
+// production.
 const TestHooksEnv = "AGENTD_TEST_HOOKS"
 
 // New returns the daemon for cfg: the JSON-RPC engine with the thread
@@ -62,15 +63,32 @@ func NewLive(live *config.Live, log *zap.Logger, m *metrics.Metrics) *rpc.Server
 	if err != nil {
 		cwd = "/"
 	}
-	if err := threads.Register(s, threads.Options{Live: live, Log: log, Version: Version, Cwd: cwd, Observer: threadObs}); err != nil {
+	var hooks *testHooks
+	if os.Getenv(TestHooksEnv) == "1" {
+		hooks = &testHooks{}
+	}
+	if err := threads.Register(s, threads.Options{Live: live, Log: log, Version: Version, Cwd: cwd, Observer: threadObs,
+		RolloutWriteFault: hooks.rolloutWriteFault()}); err != nil {
 		// The daemon still serves the handshake and the utility methods.
 		log.Error("thread layer unavailable", zap.Error(err))
 	}
 	utility.Register(s, utility.Options{Live: live, Log: log, Cwd: cwd})
-	if os.Getenv(TestHooksEnv) == "1" {
-		registerTestHooks(s)
+	if hooks != nil {
+		registerTestHooks(s, hooks)
 	}
 	return s
+}
+
+// RolloutHealth returns a readiness check for s: an error while the
+// rollout writes of a loaded thread fail (a full disk), until they
+// succeed again. Probes call it.
+func RolloutHealth(s *rpc.Server) func() error {
+	return func() error {
+		if n := s.Stats().Gauges[threads.GaugeRolloutsFailing]; n > 0 {
+			return fmt.Errorf("saving the rollouts of %d thread(s) fails; agentd keeps retrying", n)
+		}
+		return nil
+	}
 }
 
 // ConfigRequirements is what configRequirements/read answers, for
@@ -139,7 +157,7 @@ func EngineStats(s *rpc.Server) func() metrics.EngineStats {
 		st := s.Stats()
 		return metrics.EngineStats{
 			Conns: st.Conns, QueueDepth: st.QueueDepth, Inflight: st.Inflight,
-			Coalesced: st.Coalesced, SlowDisconnects: st.SlowDisconnects,
+			Coalesced: st.Coalesced, SlowDisconnects: st.SlowDisconnects, RefusedConns: st.RefusedConns,
 			ServerRequestsPending: st.Gauges["server requests pending"],
 		}
 	}

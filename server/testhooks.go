@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentd-dev/agentd/protocol"
@@ -12,8 +14,37 @@ import (
 
 // The test hooks exist only when AGENTD_TEST_HOOKS=1 (see TestHooksEnv):
 // end-to-end tests need a request that stays in flight, notifications on
-// demand, a server request to answer, and a stuck engine (test/stall).
-// They are not part of the protocol and are never registered otherwise.
+// demand, a server request to answer, a stuck engine (test/stall) and a
+// disk that fills up. They are not part of the protocol and are never
+// registered otherwise; without them the rollout writer has no fault hook
+// at all.
+
+// testHooks is the state the hooks share with the daemon.
+type testHooks struct {
+	// diskFull makes every rollout write fail with ENOSPC, as a full
+	// disk does (test/rolloutWrites).
+	diskFull atomic.Bool
+}
+
+// rolloutWriteFault is the rollout writer's fault hook: nil without test
+// hooks.
+func (h *testHooks) rolloutWriteFault() func() error {
+	if h == nil {
+		return nil
+	}
+	return func() error {
+		if h.diskFull.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+}
+
+type testRolloutWritesParams struct {
+	// Fail makes every rollout write fail (a full disk) until a call with
+	// false.
+	Fail bool `json:"fail"`
+}
 
 type testSleepParams struct {
 	// Ms is how long to stay in flight; the request ends early when the
@@ -40,7 +71,7 @@ type testCallParams struct {
 	Params json.RawMessage `json:"params"`
 }
 
-func registerTestHooks(s *rpc.Server) {
+func registerTestHooks(s *rpc.Server, h *testHooks) {
 	// test/stall holds every connection's dispatch (rpc.HoldDispatch)
 	// until the calling connection closes, as a deadlocked engine would:
 	// the systemd watchdog must stop pinging meanwhile. It tells the
@@ -51,6 +82,10 @@ func registerTestHooks(s *rpc.Server) {
 		r.Conn().Notify("test/stalled", nil)
 		<-ctx.Done()
 		return nil, ctx.Err()
+	})
+	rpc.Handle(s, "test/rolloutWrites", func(ctx context.Context, _ *rpc.Request, p *testRolloutWritesParams) (any, error) {
+		h.diskFull.Store(p.Fail)
+		return map[string]bool{"fail": p.Fail}, nil
 	})
 	rpc.Handle(s, "test/sleep", func(ctx context.Context, _ *rpc.Request, p *testSleepParams) (any, error) {
 		t := time.NewTimer(time.Duration(p.Ms) * time.Millisecond)

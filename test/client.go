@@ -60,6 +60,8 @@ type Client struct {
 	changed chan struct{}
 	paused  bool
 	resume  chan struct{}
+	// received is every message in arrival order, read or not.
+	received [][]byte
 
 	nextID int
 }
@@ -87,8 +89,17 @@ func (c *Client) push(raw []byte) {
 	}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
+	c.received = append(c.received, raw)
 	c.signalLocked()
 	c.mu.Unlock()
+}
+
+// Received returns every message the server sent so far, in arrival
+// order, whether the test read it or not.
+func (c *Client) Received() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.received...)
 }
 
 func (c *Client) signalLocked() {
@@ -187,11 +198,30 @@ func (d *Daemon) DialUnix() *Client {
 
 func dialWS(t testing.TB, name, url string, hc *http.Client, header http.Header) *Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: header})
+	c, _, err := tryDialWS(t, name, url, hc, header)
 	if err != nil {
 		t.Fatalf("dial %s: %v", url, err)
+	}
+	return c
+}
+
+// TryDialWS connects to the daemon's WebSocket listener; when the upgrade
+// is refused it returns the HTTP status instead of failing the test.
+func (d *Daemon) TryDialWS() (*Client, int, error) {
+	d.t.Helper()
+	return tryDialWS(d.t, "ws", d.URL("ws"), nil, nil)
+}
+
+func tryDialWS(t testing.TB, name, url string, hc *http.Client, header http.Header) (*Client, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: header})
+	if err != nil {
+		code := 0
+		if resp != nil {
+			code = resp.StatusCode
+		}
+		return nil, code, err
 	}
 	conn.SetReadLimit(1 << 30)
 	c := newClient(t, name)
@@ -216,7 +246,7 @@ func dialWS(t testing.TB, name, url string, hc *http.Client, header http.Header)
 			c.push(b)
 		}
 	}()
-	return c
+	return c, http.StatusSwitchingProtocols, nil
 }
 
 // SendRaw writes bytes as they are (stdio: include the newline).

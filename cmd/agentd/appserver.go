@@ -45,7 +45,12 @@ type serveFlags struct {
 	// tlsCert and tlsKey are the certificate of wss:// listeners
 	// (reloaded on SIGHUP).
 	tlsCert, tlsKey string
+	// maxConnections bounds the WebSocket connections (TCP and Unix).
+	maxConnections int
 }
+
+// defaultMaxConnections is --max-connections' default.
+const defaultMaxConnections = 1024
 
 func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
 	f := &serveFlags{}
@@ -91,6 +96,7 @@ connections (a file that fails to load leaves what is in use).`,
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on HOST:PORT")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (and chain) of wss:// listeners; reloaded on SIGHUP")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert; reloaded on SIGHUP")
+	fl.IntVar(&f.maxConnections, "max-connections", defaultMaxConnections, "most WebSocket connections at once, TCP and Unix sockets together; past it a client gets HTTP 503")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -154,6 +160,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		if listen, err = f.listenURLs(listenGiven); err != nil {
 			return err
 		}
+	}
+	if f.maxConnections < 1 {
+		return usageError{fmt.Errorf("invalid value %d for --max-connections: must be at least 1", f.maxConnections)}
 	}
 	switch f.wsAuth.Mode {
 	case "", wsauth.ModeCapabilityToken, wsauth.ModeSignedBearerToken:
@@ -220,7 +229,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	srv := server.NewLive(live, log, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames, TLS: cert}
+	lo := rpc.ListenOptions{AllowUnauthenticated: f.allowUnauthenticated, Adopted: adopted, Names: adoptedNames, TLS: cert, MaxConnections: f.maxConnections}
 	if auth := wsauth.WithTokens(auth, configTokens(cfg)); auth != nil {
 		lo.WSAuth = auth
 		log.Info("websocket clients must authenticate", zap.String("mode", auth.Mode()), zap.Int("configTokens", len(cfg.WSTokens)))
@@ -234,8 +243,15 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if m != nil {
 		m.SetEngine(server.EngineStats(srv))
 		log.Info("serving metrics on http://"+metricsLn.Addr().String()+"/metrics", zap.String("addr", metricsLn.Addr().String()))
+		rollouts := server.RolloutHealth(srv)
+		ready := func() error {
+			if err := homeWritable(opts.Home); err != nil {
+				return err
+			}
+			return rollouts()
+		}
 		go func() {
-			if err := m.Serve(ctx, metricsLn, func() error { return homeWritable(opts.Home) }); err != nil {
+			if err := m.Serve(ctx, metricsLn, ready); err != nil {
 				log.Error("the metrics listener failed", zap.Error(err))
 			}
 		}()
@@ -286,8 +302,9 @@ func printStartupConfig(opts config.Options) error {
 	return out.Encode(map[string]any{"appServerVersion": server.Version, "configRequirements": server.ConfigRequirements()})
 }
 
-// homeWritable reports whether agentd can write in its home (for /readyz):
-// a thread that cannot be recorded is not served well.
+// homeWritable reports whether agentd can write in its home (for /readyz,
+// with server.RolloutHealth): a thread that cannot be recorded is not
+// served well.
 func homeWritable(home string) error {
 	f, err := os.CreateTemp(home, ".readyz-*")
 	if err != nil {

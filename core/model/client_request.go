@@ -43,15 +43,20 @@ func endpointURL(p Provider) (string, *Error) {
 	return u.String(), nil
 }
 
-// setHeaders sets the request headers. Provider http_headers come last so
-// that a configuration can override the defaults.
-func (c *Client) setHeaders(h http.Header, meta CallMeta) {
+// requestKey is the API key the next request sends.
+func (c *Client) requestKey() string {
+	if c.apiKey != nil {
+		return c.apiKey()
+	}
+	return c.provider.APIKey
+}
+
+// setHeaders sets the request headers, key being the API key. Provider
+// http_headers come last so that a configuration can override the
+// defaults.
+func (c *Client) setHeaders(h http.Header, meta CallMeta, key string) {
 	h.Set("Accept", "text/event-stream")
 	h.Set("Content-Type", "application/json")
-	key := c.provider.APIKey
-	if c.apiKey != nil {
-		key = c.apiKey()
-	}
 	if key != "" {
 		h.Set("Authorization", "Bearer "+key)
 	}
@@ -83,8 +88,13 @@ func (c *Client) setHeaders(h http.Header, meta CallMeta) {
 // a 200 event stream has started, or a classified error.
 func (c *Client) open(ctx context.Context, body []byte, model string, meta CallMeta) (Stream, error) {
 	actx, cancel := context.WithCancel(ctx)
+	key := c.requestKey()
+	// A server may echo the request's headers (or its URL) in an error:
+	// every error of this request has the credentials cut out, before
+	// anyone logs, records or shows it.
+	secrets := c.provider.Secrets(key)
 	s := &sseStream{ctx: ctx, cancel: cancel, log: c.log, model: model, idle: c.idle,
-		threadID: meta.ThreadID, turnID: meta.TurnID}
+		threadID: meta.ThreadID, turnID: meta.TurnID, secrets: secrets}
 	// The idle timer also covers the wait for the response headers: a
 	// server that accepts the connection and never answers is as stuck as
 	// one that stops mid-stream.
@@ -98,14 +108,14 @@ func (c *Client) open(ctx context.Context, body []byte, model string, meta CallM
 		if s.idleFired.Load() {
 			return nil, idleError()
 		}
-		return nil, err
+		return nil, redactError(err, secrets)
 	}
 
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return fail(&Error{Kind: ErrInvalidRequest, Message: err.Error(), Err: err})
 	}
-	c.setHeaders(hreq.Header, meta)
+	c.setHeaders(hreq.Header, meta, key)
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		return fail(&Error{Kind: ErrConnectionFailed, Message: err.Error(), Err: err})

@@ -36,6 +36,8 @@ type sseStream struct {
 	idle     time.Duration
 	threadID string
 	turnID   string
+	// secrets are the request's credentials, cut out of its errors.
+	secrets []string
 
 	limits    RateLimitSnapshot // from the response's headers
 	body      io.ReadCloser
@@ -121,6 +123,7 @@ func (s *sseStream) Next() (StreamEvent, error) {
 		ev, err = StreamEvent{}, context.Canceled
 		s.finishLocked(err)
 	case err != nil:
+		err = redactError(err, s.secrets)
 		s.finishLocked(err)
 	case ev.Kind == EventCompleted:
 		// Nothing follows but the end of the body; waiting for it is no

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"bufio"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +36,23 @@ func ReadGitInfo(dir string) *GitInfo {
 			info.SHA = h
 		}
 	}
-	info.OriginURL = originURL(filepath.Join(common, "config"))
+	info.OriginURL = withoutCredentials(originURL(filepath.Join(common, "config")))
 	return info
+}
+
+// withoutCredentials drops the credentials of a URL remote: any password,
+// and an http(s) URL's whole user information (https://token@host/repo is
+// a token too). They would otherwise be copied into every rollout of the
+// repository. An ssh user name (ssh://git@host, git@host:repo) is kept.
+func withoutCredentials(remote string) string {
+	u, err := url.Parse(remote)
+	if err != nil || u.User == nil || u.Host == "" {
+		return remote
+	}
+	if _, hasPassword := u.User.Password(); hasPassword || u.Scheme == "http" || u.Scheme == "https" {
+		u.User = nil
+	}
+	return u.String()
 }
 
 // findGitDir walks up from dir to the first .git and returns the git

@@ -91,3 +91,21 @@ func TestCreateRecordsGitInfo(t *testing.T) {
 		t.Fatalf("cliVersion %q", th.Meta.CLIVersion)
 	}
 }
+
+// A token in a remote's URL is not copied into the rollout's git info;
+// the rest of the URL, and scp-like remotes, are kept.
+func TestGitOriginWithoutCredentials(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://x-access-token:ghp_secret123@github.com/org/repo.git": "https://github.com/org/repo.git",
+		"https://ghp_secret123@github.com/org/repo.git":                "https://github.com/org/repo.git",
+		"git@github.com:org/repo.git":                                  "git@github.com:org/repo.git",
+		"ssh://git@example.com/org/repo.git":                           "ssh://git@example.com/org/repo.git",
+		"ssh://git:pw@example.com/org/repo.git":                        "ssh://example.com/org/repo.git",
+		"https://example.com/org/repo.git":                             "https://example.com/org/repo.git",
+		"/srv/git/repo.git":                                            "/srv/git/repo.git",
+	} {
+		if got := withoutCredentials(in); got != want {
+			t.Errorf("withoutCredentials(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -37,8 +37,11 @@ const DefaultQueueSize = 256
 // only after an fsync; SetName after the session index's.
 //
 // Write errors do not fail the caller's turn: the unwritten records stay in
-// memory, OnWarning is told, and the next barrier retries. Barriers return
-// the error too, for callers that promise durability to a client.
+// memory, OnWarning and OnWriteFailed are told, and the writer retries,
+// at the next barrier and by itself (every 100 ms at first, backing off
+// to every 2 s) until a write succeeds; OnWriteRecovered is told then.
+// Barriers return the error too, for callers that promise durability to
+// a client.
 type Recorder struct {
 	threadID string
 	path     string
@@ -46,6 +49,8 @@ type Recorder struct {
 	exited   chan struct{}
 	// created is set once the file exists on disk.
 	created atomic.Bool
+	// failing is set while writes fail (until one succeeds again).
+	failing atomic.Bool
 
 	// sendMu guards closed; senders hold it shared while they enqueue so
 	// that Close (exclusive) knows nothing is enqueued after its command.
@@ -91,6 +96,10 @@ func (r *Recorder) ThreadID() string { return r.threadID }
 
 // Path is the rollout file's path, known before the file exists.
 func (r *Recorder) Path() string { return r.path }
+
+// Failing reports whether the recorder's writes fail now: it holds
+// records that it could not write yet.
+func (r *Recorder) Failing() bool { return r.failing.Load() }
 
 // Materialized reports whether the rollout file has been created.
 func (r *Recorder) Materialized() bool { return r.created.Load() }

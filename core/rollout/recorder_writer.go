@@ -27,6 +27,11 @@ type recorderConfig struct {
 	// open opens the rollout file for appending; tests replace it to
 	// inject failures.
 	open func(path string, create bool) (appendFile, error)
+	// onFailed and onRecovered are Options.OnWriteFailed and
+	// OnWriteRecovered; fault is Options.WriteFault.
+	onFailed    func(threadID string, err error, first bool)
+	onRecovered func(threadID string)
+	fault       func() error
 }
 
 // appendFile is the part of *os.File the writer uses.
@@ -90,32 +95,69 @@ func newRecorder(threadID, path string, cfg *recorderConfig, first []byte, exist
 	return r
 }
 
+// Retrying a failing rollout by itself: first after retryFirst, then
+// twice as late each time, at most every retryMax.
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMax   = 2 * time.Second
+)
+
 func (w *writer) run() {
 	defer close(w.r.exited)
-	for c := range w.r.cmds {
-		if w.handle(c) {
-			return
-		}
-		// Drain what is already queued before touching the disk, so a
-		// burst of records becomes one write (group commit).
-	drain:
-		for {
-			select {
-			case c := <-w.r.cmds:
-				if w.handle(c) {
-					return
+	// While writes fail, a timer retries them even if nothing else comes,
+	// so that a freed disk is noticed (and said) without waiting for the
+	// next turn's end.
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	backoff, armed := retryFirst, false
+	for {
+		select {
+		case c := <-w.r.cmds:
+			if w.handle(c) {
+				return
+			}
+			// Drain what is already queued before touching the disk, so a
+			// burst of records becomes one write (group commit).
+		drain:
+			for {
+				select {
+				case c := <-w.r.cmds:
+					if w.handle(c) {
+						return
+					}
+				default:
+					break drain
 				}
-			default:
-				break drain
 			}
-		}
-		if !w.failing {
-			if w.syncDue {
-				_ = w.sync()
-			} else {
-				_ = w.write()
+			if !w.failing {
+				w.flushIdle()
 			}
+		case <-retry.C:
+			armed = false
+			w.flushIdle()
 		}
+		switch {
+		case !w.failing:
+			backoff = retryFirst
+			if armed {
+				retry.Stop()
+				armed = false
+			}
+		case !armed:
+			retry.Reset(backoff)
+			armed = true
+			backoff = min(2*backoff, retryMax)
+		}
+	}
+}
+
+// flushIdle writes what is buffered, fsyncing when it holds a turn's end.
+func (w *writer) flushIdle() {
+	if w.syncDue {
+		_ = w.sync()
+	} else {
+		_ = w.write()
 	}
 }
 
@@ -194,6 +236,11 @@ func (w *writer) write() error {
 	}
 	if len(w.buf) == 0 {
 		return nil
+	}
+	if w.cfg.fault != nil {
+		if err := w.cfg.fault(); err != nil {
+			return w.fail(err)
+		}
 	}
 	n, err := w.f.Write(w.buf)
 	w.size += int64(n)
@@ -299,11 +346,18 @@ func (w *writer) closeFile() {
 	}
 }
 
+// fail records a failed attempt to write or sync: the first of a series
+// is warned about; every one is reported.
 func (w *writer) fail(err error) error {
-	if !w.failing {
+	first := !w.failing
+	if first {
 		w.failing = true
-		w.warn(fmt.Sprintf("rollout %s: write failed, %d bytes kept in memory and retried at the next flush: %v",
+		w.r.failing.Store(true)
+		w.warn(fmt.Sprintf("rollout %s: write failed, %d bytes kept in memory and retried: %v",
 			w.r.path, len(w.buf), err))
+	}
+	if w.cfg.onFailed != nil {
+		w.cfg.onFailed(w.r.threadID, err, first)
 	}
 	return err
 }
@@ -311,7 +365,11 @@ func (w *writer) fail(err error) error {
 func (w *writer) ok() {
 	if w.failing {
 		w.failing = false
+		w.r.failing.Store(false)
 		w.warn(fmt.Sprintf("rollout %s: writes succeed again", w.r.path))
+		if w.cfg.onRecovered != nil {
+			w.cfg.onRecovered(w.r.threadID)
+		}
 	}
 }
 

@@ -20,6 +20,18 @@ type Options struct {
 	// OnWarning receives write failures, skipped records and size
 	// warnings. It may be called from any goroutine and must not block.
 	OnWarning func(string)
+	// OnWriteFailed is told of each failed attempt to write or sync a
+	// thread's rollout (a full disk, a read-only home); first is set for
+	// the first failure after writes worked. OnWriteRecovered is told
+	// when a thread's writes succeed again after failures, everything
+	// held back written. Both are called on the recorder's writer
+	// goroutine and must not block.
+	OnWriteFailed    func(threadID string, err error, first bool)
+	OnWriteRecovered func(threadID string)
+	// WriteFault, when set, is asked before each write of a rollout: an
+	// error fails that write as a full disk would (nothing is written).
+	// It is a test hook (agentd's AGENTD_TEST_HOOKS); leave it nil.
+	WriteFault func() error
 	// MaxItemOutput caps a command item's aggregated output in the
 	// rollout (default DefaultMaxItemOutput; negative: no cap).
 	MaxItemOutput int
@@ -92,6 +104,9 @@ func Open(home string, opts Options) (*Store, error) {
 		queueSize:     opts.QueueSize,
 		onWrite:       s.idx.touch,
 		setName:       s.idx.names.set,
+		onFailed:      opts.OnWriteFailed,
+		onRecovered:   opts.OnWriteRecovered,
+		fault:         opts.WriteFault,
 	}
 	if !opts.NoIndexWarmUp {
 		s.idx.warmUp()
@@ -180,6 +195,19 @@ func (s *Store) register(id string, mk func(*recorderConfig) *Recorder) (*Record
 	}
 	s.open[id] = r
 	return r, nil
+}
+
+// Failing is the number of open recorders whose writes fail now.
+func (s *Store) Failing() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.open {
+		if r.Failing() {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Store) recorder(id string) *Recorder {

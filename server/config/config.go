@@ -154,6 +154,16 @@ func (c *Config) ToolFamily(model string) catalog.Tools {
 	return c.Catalog.Tools(model, c.Features)
 }
 
+// ChildEnv is the environment of a program agentd starts outside
+// shell_environment_policy (the notify program, MCP servers): base (the
+// daemon's, os.Environ()) without the providers' API key variables, the
+// variables env_http_headers names and the service manager's, then
+// explicit (an MCP server's env table), the only way to hand one of them
+// to such a program.
+func (c *Config) ChildEnv(base []string, explicit map[string]string) []string {
+	return c.ShellEnv.ChildEnv(base, explicit)
+}
+
 // ServerLimits are the [server] table's values.
 type ServerLimits struct {
 	// MaxInflightPerConnection bounds requests being handled for one

@@ -330,11 +330,15 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 	return cfg, nil
 }
 
+// DefaultKeyVariables hold API keys whatever the configuration says: the
+// built-in openai provider's, and the one the reference's tools read.
+var DefaultKeyVariables = []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
+
 // shellEnvPolicy resolves [shell_environment_policy]. Unlike the
 // reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
 // the table turns them off, and the providers' API key variables (and
 // systemd's) are never passed on: commands' output reaches clients, and the operator's
-// keys must not.
+// keys must not. Only set may give one of them to commands, explicitly.
 func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec.EnvPolicy, error) {
 	var p exec.EnvPolicy
 	p.Inherit = exec.InheritAll
@@ -345,6 +349,11 @@ func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec
 		if name != "" && !slices.Contains(p.Hidden, name) {
 			p.Hidden = append(p.Hidden, name)
 		}
+	}
+	// The variables the reference and the built-in provider read keys
+	// from, whatever provider is configured.
+	for _, name := range DefaultKeyVariables {
+		hide(name)
 	}
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
 		hide(providers[id].EnvKey)

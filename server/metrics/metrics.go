@@ -25,8 +25,9 @@ type EngineStats struct {
 	// QueueDepth is the messages waiting in outbound queues; Inflight the
 	// requests being handled.
 	QueueDepth, Inflight int
-	// Coalesced and SlowDisconnects are running totals.
-	Coalesced, SlowDisconnects uint64
+	// Coalesced, SlowDisconnects and RefusedConns (clients refused at
+	// the connection limit) are running totals.
+	Coalesced, SlowDisconnects, RefusedConns uint64
 	// ServerRequestsPending is the server requests awaiting an answer.
 	ServerRequestsPending int
 }
@@ -43,6 +44,7 @@ type Metrics struct {
 	tokens         *prometheus.CounterVec
 	toolCalls      *prometheus.CounterVec
 	toolSeconds    *prometheus.HistogramVec
+	rolloutFails   prometheus.Counter
 	engine         engineCollector
 }
 
@@ -81,12 +83,15 @@ func New() *Metrics {
 		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "agentd_tool_call_duration_seconds", Help: "Tool call durations, by tool.", Buckets: latencyBuckets,
 		}, []string{"tool"}),
+		rolloutFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentd_rollout_write_failures_total", Help: "Failed attempts to write or sync a thread's rollout (a full disk, a read-only home); each is retried.",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestSeconds, m.turns, m.modelRequests, m.modelSeconds, m.modelRetries, m.tokens, m.toolCalls, m.toolSeconds,
-		&m.engine,
+		m.rolloutFails, &m.engine,
 	)
 	return m
 }
@@ -132,6 +137,9 @@ func (m *Metrics) ToolCall(tool, status string, d time.Duration) {
 	m.toolSeconds.WithLabelValues(tool).Observe(d.Seconds())
 }
 
+// RolloutWriteFailed counts a failed attempt to write a rollout.
+func (m *Metrics) RolloutWriteFailed() { m.rolloutFails.Inc() }
+
 // engineCollector reads the engine's state at each scrape (nothing until
 // SetEngine).
 type engineCollector struct {
@@ -145,10 +153,11 @@ var (
 	coalescedDesc = prometheus.NewDesc("agentd_coalesced_deltas_total", "Deltas merged into a queued one for a client that fell behind.", nil, nil)
 	slowDesc      = prometheus.NewDesc("agentd_slow_client_disconnects_total", "Connections closed because they did not read fast enough.", nil, nil)
 	pendingDesc   = prometheus.NewDesc("agentd_server_requests_pending", "Server requests (approvals, questions, tool calls) awaiting an answer.", nil, nil)
+	refusedDesc   = prometheus.NewDesc("agentd_connections_refused_total", "WebSocket clients refused with HTTP 503 because the connection limit (--max-connections) was reached.", nil, nil)
 )
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connsDesc, queueDesc, inflightDesc, coalescedDesc, slowDesc, pendingDesc} {
+	for _, d := range []*prometheus.Desc{connsDesc, queueDesc, inflightDesc, coalescedDesc, slowDesc, pendingDesc, refusedDesc} {
 		ch <- d
 	}
 }
@@ -167,6 +176,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(coalescedDesc, prometheus.CounterValue, float64(st.Coalesced))
 	ch <- prometheus.MustNewConstMetric(slowDesc, prometheus.CounterValue, float64(st.SlowDisconnects))
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(st.ServerRequestsPending))
+	ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(st.RefusedConns))
 }
 
 // Handler serves /metrics, /healthz (the process answers) and /readyz

@@ -78,6 +78,11 @@ type Server struct {
 	// gauges are the counts Status reports.
 	gauges    []gauge
 	listeners []boundListener
+	// sockets counts the socket connections holding a slot (admitSocket),
+	// up to maxSockets; limitWarned is set once a refusal was logged,
+	// until a slot frees up.
+	sockets, maxSockets int
+	limitWarned         bool
 }
 
 type boundListener struct {
@@ -222,6 +227,10 @@ type ListenOptions struct {
 	// TCP sockets serve wss:// too. A certificate no listener uses is an
 	// error, as is a wss:// listener without one.
 	TLS *transport.Certificate
+	// MaxConnections bounds the WebSocket connections of all socket
+	// listeners (TCP and Unix) together; past it a client gets HTTP 503
+	// before the upgrade. 0: no bound. stdio is one connection more.
+	MaxConnections int
 }
 
 // Listen parses and binds every listen URL (stdio://, ws://IP:PORT,
@@ -243,6 +252,12 @@ func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) er
 		return err
 	}
 	topts := transport.Options{MaxMessageBytes: s.lim.MaxMessageBytes, Logger: s.log, Auth: lo.WSAuth, TLS: lo.TLS}
+	if lo.MaxConnections > 0 {
+		s.mu.Lock()
+		s.maxSockets = lo.MaxConnections
+		s.mu.Unlock()
+		topts.Admit = s.admitSocket
+	}
 	stdio := 0
 	for _, u := range urls {
 		ep, err := transport.ParseListenURL(u, s.opts.Home)
@@ -291,6 +306,33 @@ func (s *Server) Listen(ctx context.Context, urls []string, lo ListenOptions) er
 	s.listeners = append(s.listeners, bound...)
 	s.mu.Unlock()
 	return nil
+}
+
+// admitSocket is the listeners' admission check (transport.Options.Admit):
+// a slot while fewer than maxSockets socket connections hold one.
+func (s *Server) admitSocket() (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sockets >= s.maxSockets {
+		s.counts.refusedConns.Add(1)
+		if !s.limitWarned {
+			// Once per episode: a flood past the limit must not flood
+			// the log too.
+			s.limitWarned = true
+			s.log.Warn("refusing websocket clients: the connection limit is reached (--max-connections)", zap.Int("limit", s.maxSockets))
+		}
+		return nil, false
+	}
+	s.sockets++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.sockets--
+			s.limitWarned = false
+			s.mu.Unlock()
+		})
+	}, true
 }
 
 // open reports whether ep is a ws:// listener anyone on the network may

@@ -45,6 +45,9 @@ type Stats struct {
 	// SlowDisconnects counts the connections closed because they did not
 	// read fast enough.
 	SlowDisconnects uint64
+	// RefusedConns counts the WebSocket clients refused (HTTP 503)
+	// because the connection limit was reached.
+	RefusedConns uint64
 	// Gauges are the registered gauges' values, by name.
 	Gauges map[string]int
 }
@@ -53,6 +56,7 @@ type Stats struct {
 type counters struct {
 	coalescedClosed atomic.Uint64 // merged deltas of connections that ended
 	slowDisconnects atomic.Uint64
+	refusedConns    atomic.Uint64
 }
 
 // Stats returns a snapshot of the engine's state.
@@ -73,6 +77,7 @@ func (s *Server) Stats() Stats {
 	gauges := slices.Clone(s.gauges)
 	s.mu.Unlock()
 	st.SlowDisconnects = s.counts.slowDisconnects.Load()
+	st.RefusedConns = s.counts.refusedConns.Load()
 	st.Gauges = make(map[string]int, len(gauges))
 	for _, g := range gauges {
 		st.Gauges[g.name] = g.fn()

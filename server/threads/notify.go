@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	osexec "os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +63,7 @@ func (t *thread) noticeTurn(ev core.Event) {
 			n.LastAssistantMessage = &msg
 		}
 		t.turnInputs = nil
-		go runNotify(t.cfg.Notify, n, t.log)
+		go runNotify(t.cfg.Notify, t.cfg.ChildEnv(os.Environ(), nil), n, t.log)
 	}
 }
 
@@ -72,10 +71,11 @@ func (t *thread) noticeTurn(ev core.Event) {
 const notifyTimeout = time.Minute
 
 // runNotify runs the notify program with the notice as its last argument,
-// outside any sandbox, in the daemon's environment less the service
-// manager's variables, and reaps it; after notifyTimeout it is killed. Its
-// output is discarded; a failure is logged.
-func runNotify(argv []string, n turnNotice, log *zap.Logger) {
+// outside any sandbox, in env (the daemon's environment less its
+// credentials and the service manager's variables, see
+// config.Config.ChildEnv), and reaps it; after notifyTimeout it is killed.
+// Its output is discarded; a failure is logged.
+func runNotify(argv, env []string, n turnNotice, log *zap.Logger) {
 	arg, err := json.Marshal(n)
 	if err != nil {
 		log.Error("notify: encode the notice", zap.Error(err))
@@ -85,10 +85,7 @@ func runNotify(argv []string, n turnNotice, log *zap.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	cmd := osexec.CommandContext(ctx, argv[0], args...)
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return name == "NOTIFY_SOCKET" || strings.HasPrefix(name, "WATCHDOG_") || strings.HasPrefix(name, "LISTEN_")
-	})
+	cmd.Env = env
 	if err := cmd.Start(); err != nil {
 		log.Warn("notify: the program could not be started", zap.String("program", argv[0]), zap.Error(err))
 		return

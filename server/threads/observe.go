@@ -25,6 +25,9 @@ type Observer interface {
 	// ToolCall: a tool call ("command", "patch", "dynamic") ended with
 	// status after d.
 	ToolCall(tool, status string, d time.Duration)
+	// RolloutWriteFailed: an attempt to write or sync a thread's rollout
+	// failed (a full disk); the writer retries.
+	RolloutWriteFailed()
 }
 
 // toolKind names the tool of an item, "" for items that are not tool

@@ -33,6 +33,9 @@ type Options struct {
 	Cwd string
 	// Observer, when set, is told what the threads do (metrics).
 	Observer Observer
+	// RolloutWriteFault is rollout.Options.WriteFault: a test hook that
+	// fails rollout writes as a full disk would. Leave it nil.
+	RolloutWriteFault func() error
 }
 
 // service is the thread layer of the daemon: the loaded threads, the
@@ -48,6 +51,8 @@ type service struct {
 	obs     Observer
 
 	threads *registry
+	// storage tells subscribers of rollout write failures.
+	storage *storageWarnings
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
@@ -84,10 +89,14 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	if problem := sv.auth.Problem(); problem != "" {
 		log.Warn("the stored sign-in cannot be used", zap.String("problem", problem))
 	}
+	sv.storage = &storageWarnings{sv: sv}
 	var err error
 	sv.store, err = rollout.Open(home, rollout.Options{
-		Version:   opts.Version,
-		OnWarning: func(msg string) { log.Warn("rollout", zap.String("warning", msg)) },
+		Version:          opts.Version,
+		OnWarning:        func(msg string) { log.Warn("rollout", zap.String("warning", msg)) },
+		OnWriteFailed:    sv.storage.writeFailed,
+		OnWriteRecovered: sv.storage.writeRecovered,
+		WriteFault:       opts.RolloutWriteFault,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open thread store: %w", err)
@@ -136,6 +145,7 @@ func (sv *service) register() {
 
 	s.Gauge("threads loaded", func() int { return len(sv.threads.ids()) })
 	s.Gauge("server requests pending", sv.pendingRequests)
+	s.Gauge(GaugeRolloutsFailing, sv.store.Failing)
 
 	rpc.Handle(s, "turn/start", sv.turnStart)
 	rpc.Handle(s, "turn/steer", sv.turnSteer)

@@ -70,6 +70,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if h.opts.Admit != nil {
+		release, ok := h.opts.Admit()
+		if !ok {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("too many connections; retry later\n"))
+			return
+		}
+		// serve returns when the connection has ended.
+		defer release()
+	}
 	w.Header().Set(MaxMessageHeader, strconv.Itoa(h.opts.MaxMessageBytes))
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// Origin is already rejected above; coder/websocket's own origin

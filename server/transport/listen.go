@@ -122,6 +122,12 @@ type Options struct {
 	// TLS is the certificate of wss:// listeners (required by them), and
 	// of the TCP sockets Adopt takes when set.
 	TLS *Certificate
+	// Admit, when set, reserves a connection slot for a WebSocket client
+	// (TCP or Unix socket) that passed the other checks, before the
+	// upgrade; release frees it when the connection has ended. Without a
+	// slot the client gets HTTP 503 and no upgrade. Health probes take
+	// none.
+	Admit func() (release func(), ok bool)
 }
 
 // Authenticator checks a WebSocket upgrade request: who the client is,

@@ -145,11 +145,11 @@ func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.Conf
 			resp.Origins[k] = protocol.ConfigLayerMetadata{Name: flagsName, Version: flagsVersion}
 		}
 		if p.IncludeLayers {
-			resp.Layers = append(resp.Layers, protocol.ConfigLayer{Name: flagsName, Version: flagsVersion, Config: flags})
+			resp.Layers = append(resp.Layers, protocol.ConfigLayer{Name: flagsName, Version: flagsVersion, Config: redactLayer(flags)})
 		}
 	}
 	if p.IncludeLayers {
-		resp.Layers = append(resp.Layers, protocol.ConfigLayer{Name: name, Version: version, Config: doc})
+		resp.Layers = append(resp.Layers, protocol.ConfigLayer{Name: name, Version: version, Config: redactLayer(doc)})
 	}
 	return &resp, nil
 }

@@ -21,6 +21,7 @@ type Response struct {
 	cutAfter    int // -1: no cut
 	pace        time.Duration
 	dataOnly    bool
+	echoHeaders bool
 }
 
 // SSE is a 200 event stream of the given events, in order, with
@@ -91,6 +92,16 @@ func (r Response) StallAfter(n int) Response {
 func (r Response) HoldHeaders(g *Gate) Response {
 	r = r.clone()
 	r.holdHeaders, r.holdSet = g, true
+	return r
+}
+
+// EchoHeaders appends the request's headers (every name and value, the
+// Authorization header included) to the message of a Status response's
+// JSON error body, as a careless or hostile server might: tests use it to
+// check that no credential escapes through an error.
+func (r Response) EchoHeaders() Response {
+	r = r.clone()
+	r.echoHeaders = true
 	return r
 }
 

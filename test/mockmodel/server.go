@@ -3,8 +3,10 @@ package mockmodel
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -242,8 +244,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, resp Respo
 			}
 			w.Header().Set("Content-Type", ct)
 		}
+		body := resp.body
+		if resp.echoHeaders {
+			body = echoBody(r.Header)
+			w.Header().Set("Content-Type", "application/json")
+		}
 		w.WriteHeader(resp.status)
-		_, _ = io.WriteString(w, resp.body)
+		_, _ = io.WriteString(w, body)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -282,6 +289,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, resp Respo
 			return
 		}
 	}
+}
+
+// echoBody is an OpenAI-style error whose message lists the request's
+// headers.
+func echoBody(h http.Header) string {
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[name] {
+			lines = append(lines, name+": "+v)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": "request rejected; it carried " + strings.Join(lines, "; "), "type": "invalid_request_error",
+	}})
+	return string(b)
 }
 
 // wait blocks until g opens (a nil g never does); false when the client

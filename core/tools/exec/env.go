@@ -139,6 +139,29 @@ func (p EnvPolicy) Environ(environ []string, threadID string) []string {
 	return out
 }
 
+// ChildEnv is the environment of a program agentd starts outside the
+// shell policy, such as the notify program or an MCP server: environ less
+// the hidden variables (the providers' API keys, the service manager's),
+// then explicit, the variables the configuration gives that program by
+// name, which alone may hand it a hidden one. The result is never nil.
+func (p EnvPolicy) ChildEnv(environ []string, explicit map[string]string) []string {
+	out := make([]string, 0, len(environ)+len(explicit))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(p.Hidden, name) {
+			continue
+		}
+		if _, set := explicit[name]; set {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, name := range slices.Sorted(maps.Keys(explicit)) {
+		out = append(out, name+"="+explicit[name])
+	}
+	return out
+}
+
 // matchAny reports whether name matches one of the globs, ignoring case.
 // A malformed pattern matches nothing.
 func matchAny(name string, patterns []string) bool {

@@ -42,3 +42,18 @@ func TestEnvPolicy(t *testing.T) {
 		t.Fatal("ValidPattern")
 	}
 }
+
+// ChildEnv drops only the hidden names (whatever the excludes say) and
+// adds the explicit variables, which may name a hidden one on purpose.
+func TestChildEnv(t *testing.T) {
+	p := EnvPolicy{Hidden: []string{"PROVIDER_CRED", "NOTIFY_SOCKET", "OPENAI_API_KEY"}}
+	environ := []string{"PATH=/bin", "PROVIDER_CRED=p", "GH_TOKEN=t", "NOTIFY_SOCKET=/run/n", "OPENAI_API_KEY=k", "OTHER=o"}
+	got := p.ChildEnv(environ, map[string]string{"OPENAI_API_KEY": "given", "OTHER": "replaced"})
+	want := []string{"PATH=/bin", "GH_TOKEN=t", "OPENAI_API_KEY=given", "OTHER=replaced"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ChildEnv = %q, want %q", got, want)
+	}
+	if got := p.ChildEnv(nil, nil); got == nil || len(got) != 0 {
+		t.Fatalf("ChildEnv(nil, nil) = %#v, want an empty, non-nil list", got)
+	}
+}
