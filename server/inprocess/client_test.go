@@ -21,10 +21,18 @@ import (
 const waitTimeout = 10 * time.Second
 
 // TestMain serves the sandbox helper: sandboxed commands re-execute the
-// test binary.
+// test binary. The commands get a HOME of their own, so that a login
+// shell does not read the machine's dotfiles.
 func TestMain(m *testing.M) {
 	RunSandboxHelper()
-	os.Exit(m.Run())
+	home, err := os.MkdirTemp("", "agentd-test-home")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 func start(t *testing.T) (*Client, context.Context) {

@@ -8,10 +8,19 @@ import (
 )
 
 // TestMain lets the test binary serve as the sandbox helper, as agentd's
-// main does.
+// main does. The commands the tests run get a HOME of their own: a login
+// shell must not read the machine's dotfiles (slow, or hung on a stale
+// lock, they made the tests fail).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == policy.SandboxHelperArg {
 		os.Exit(policy.SandboxMain(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	home, err := os.MkdirTemp("", "agentd-test-home")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
