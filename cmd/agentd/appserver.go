@@ -42,6 +42,8 @@ type serveFlags struct {
 	allowUnauthenticated bool
 	// metricsListen serves /metrics, /healthz and /readyz (HOST:PORT).
 	metricsListen string
+	// fsRoots replace [fs] roots (--fs-root, repeatable).
+	fsRoots []string
 }
 
 func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
@@ -83,6 +85,7 @@ SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.`,
 	fl.Uint64Var(&f.wsAuth.MaxClockSkewSeconds, "ws-max-clock-skew-seconds", 30, "leeway on the exp and nbf of signed bearer tokens")
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let a ws:// listener on a non-loopback address start without --ws-auth")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on HOST:PORT")
+	fl.StringArrayVar(&f.fsRoots, "fs-root", nil, "confine fs/* and command/exec's cwd to this directory tree (absolute; repeatable; replaces [fs] roots)")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -124,6 +127,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if err != nil {
 		return err
 	}
+	opts.FsRoots = f.fsRoots
 	if f.startupClientInfo != "" {
 		var ci protocol.ClientInfo
 		if err := json.Unmarshal([]byte(f.startupClientInfo), &ci); err != nil {
@@ -190,6 +194,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	}
 	log.Info("starting agentd", zap.String("version", server.Version), zap.String("home", opts.Home),
 		zap.String("provider", cfg.Provider.ID), zap.String("model", cfg.Model))
+	if len(cfg.FsRoots) > 0 {
+		log.Info("fs/* and command/exec are confined to the fs roots", zap.Strings("roots", cfg.FsRoots))
+	}
 
 	var m *metrics.Metrics
 	var metricsLn net.Listener

@@ -136,6 +136,13 @@ type Config struct {
 	// Server holds the daemon's own limits ([server]).
 	Server ServerLimits
 
+	// FsRoots ([fs] roots, or the --fs-root flags, which replace it) are
+	// the trees the fs/* methods, fuzzyFileSearch and command/exec's cwd
+	// are confined to: absolute, existing directories, with their
+	// symbolic links resolved. Empty: no confinement (the reference's
+	// behaviour).
+	FsRoots []string
+
 	// Warnings are problems that did not stop loading (unknown keys, a
 	// missing API key). Each is logged and sent to every connection as a
 	// configWarning notification after its initialize response.

@@ -24,6 +24,8 @@ type fileConfig struct {
 	// names must be known ones (see KnownFeature).
 	Features map[string]bool `toml:"features"`
 	Server   *serverTable    `toml:"server"`
+	// Fs is agentd's own [fs] table.
+	Fs *fsTable `toml:"fs"`
 
 	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
 
@@ -83,6 +85,10 @@ type workspaceWriteTable struct {
 	NetworkAccess       *bool    `toml:"network_access"`
 	ExcludeTmpdirEnvVar *bool    `toml:"exclude_tmpdir_env_var"`
 	ExcludeSlashTmp     *bool    `toml:"exclude_slash_tmp"`
+}
+
+type fsTable struct {
+	Roots []string `toml:"roots"`
 }
 
 type serverTable struct {

@@ -97,6 +97,9 @@ func (u *utility) runningConfig() map[string]any {
 		}
 		cfg["projects"] = projects
 	}
+	if len(c.FsRoots) > 0 {
+		cfg["fs"] = map[string]any{"roots": c.FsRoots}
+	}
 	if c.Sandbox.Mode == policy.SandboxWorkspaceWrite {
 		roots := []string{}
 		roots = append(roots, c.Sandbox.WritableRoots...)

@@ -31,6 +31,8 @@ type utility struct {
 	cwd string
 	// guard refuses destructive fs/* requests at vital paths.
 	guard guard
+	// roots confine fs/*, fuzzyFileSearch and command/exec's cwd.
+	roots fsRoots
 
 	// configMu serialises config writes, so that a version check and the
 	// write it guards are one step.
@@ -52,10 +54,12 @@ func newUtility(opts Options) *utility {
 		log = zap.NewNop()
 	}
 	home := ""
+	var roots fsRoots
 	if opts.Config != nil {
 		home = opts.Config.Home
+		roots.roots = opts.Config.FsRoots
 	}
-	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
+	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), roots: roots, conns: map[*rpc.Conn]*connUtil{},
 		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
 }
 

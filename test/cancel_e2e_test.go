@@ -1,0 +1,151 @@
+package test
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+const codeRequestCancelled = -32800
+
+// A large recursive fs/remove (in the test's own tree) cancelled while it
+// runs stops, answers -32800 saying how many entries it removed, and
+// leaves exactly the rest of the tree.
+func TestCancelLargeRemove(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), "big")
+	const dirs, files = 40, 125
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	for i := range dirs {
+		sub := filepath.Join(tree, fmt.Sprintf("d%03d", i))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range files {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d", j)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := watcher.Add(sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := countEntries(t, tree)
+
+	d := Start(t, Options{})
+	c := d.Stdio()
+	c.Initialize("canceller", nil)
+	id := c.Request("fs/remove", map[string]any{"path": tree})
+	// Cancelled once the removal is under way: the first entry is gone.
+	waitRemoval(t, watcher)
+	c.Notify("$/cancelRequest", map[string]any{"id": id})
+	m := c.Response(id)
+	if m.Error == nil || m.Error.Code != codeRequestCancelled {
+		t.Fatalf("want -32800, got %s", m.Raw)
+	}
+	re := regexp.MustCompile(`^fs/remove of ` + regexp.QuoteMeta(tree) + ` stopped after removing (\d+) entries: request cancelled by the client$`)
+	sub := re.FindStringSubmatch(m.Error.Message)
+	if sub == nil {
+		t.Fatalf("message %q", m.Error.Message)
+	}
+	removed, _ := strconv.Atoi(sub[1])
+	left := countEntries(t, tree)
+	if removed == 0 || left == 0 {
+		t.Fatalf("removed %d, %d left: not stopped mid-way", removed, left)
+	}
+	t.Logf("cancelled after removing %d of %d entries", removed, total)
+	if removed+left != total {
+		t.Fatalf("removed %d + left %d != %d: the answer does not say what was done", removed, left, total)
+	}
+	line := d.WaitLog(LogMsg("fs/remove stopped"))
+	if line.Str("request") != string(id) || line.Fields["conn"] == nil {
+		t.Fatalf("stopped log without its ids: %s", line.Raw)
+	}
+	// The connection goes on.
+	fsCall(t, c, "fs/getMetadata", map[string]any{"path": tree}, nil)
+}
+
+// waitRemoval waits until the watcher sees an entry removed.
+func waitRemoval(t *testing.T, w *fsnotify.Watcher) {
+	t.Helper()
+	timeout := time.After(WaitTimeout)
+	for {
+		select {
+		case ev := <-w.Events:
+			if ev.Has(fsnotify.Remove) {
+				return
+			}
+		case err := <-w.Errors:
+			t.Fatalf("watching the tree: %v", err)
+		case <-timeout:
+			t.Fatal("nothing was removed")
+		}
+	}
+}
+
+// countEntries counts path and everything under it.
+func countEntries(t *testing.T, path string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(path, func(string, fs.DirEntry, error) error {
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A request waiting its turn behind another about the same thread is
+// answered -32800 as soon as it is cancelled, and never runs; the request
+// it waited for is cancelled in turn, and the one behind both runs.
+func TestCancelQueuedThreadRequest(t *testing.T) {
+	d := Start(t, Options{TestHooks: true, Config: []string{`model_provider="demo"`}})
+	c := d.Stdio()
+	c.Initialize("canceller", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+
+	// The sleep holds the thread's line: the renames wait behind it.
+	sleep := c.Request("test/sleep", map[string]any{"ms": 600_000, "threadId": id})
+	never := c.Request("thread/name/set", map[string]any{"threadId": id, "name": "never"})
+	kept := c.Request("thread/name/set", map[string]any{"threadId": id, "name": "kept"})
+	c.Notify("$/cancelRequest", map[string]any{"id": never})
+	isAnswer := func(m Message) bool { return m.Method == "" }
+	if m := c.ReadUntil(isAnswer); string(m.ID) != string(never) {
+		t.Fatalf("first answer %s, want the cancelled rename's", m.Raw)
+	} else {
+		WantError(t, m, codeRequestCancelled, "Request cancelled before it started")
+	}
+	// Cancelling it again, or an id never sent, is ignored.
+	c.Notify("$/cancelRequest", map[string]any{"id": never})
+	c.Notify("$/cancelRequest", map[string]any{"id": 9999})
+	c.Notify("$/cancelRequest", map[string]any{"id": sleep})
+	if m := c.ReadUntil(isAnswer); string(m.ID) != string(sleep) {
+		t.Fatalf("second answer %s, want the sleep's", m.Raw)
+	} else {
+		WantError(t, m, codeRequestCancelled, "Request cancelled")
+	}
+	if m := c.ReadUntil(isAnswer); string(m.ID) != string(kept) {
+		t.Fatalf("third answer %s, want the kept rename's", m.Raw)
+	} else {
+		WantResult(t, m)
+	}
+	read := c.Call("thread/read", map[string]any{"threadId": id})
+	if name := str(unmarshal(t, WantResult(t, read)), "thread", "name"); name != "kept" {
+		t.Fatalf("name %q, want kept", name)
+	}
+	if d.HasLog(func(l LogLine) bool { return l.Msg == "request finished" && l.Str("request") == string(never) }) {
+		t.Fatal("the cancelled rename ran")
+	}
+}
