@@ -1,12 +1,14 @@
 package test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,5 +149,74 @@ func TestCancelQueuedThreadRequest(t *testing.T) {
 	}
 	if d.HasLog(func(l LogLine) bool { return l.Msg == "request finished" && l.Str("request") == string(never) }) {
 		t.Fatal("the cancelled rename ran")
+	}
+}
+
+// A command/exec the client cancels is killed with its process group and
+// answered -32800: a streaming one (a session), and a plain one.
+func TestCancelCommandExec(t *testing.T) {
+	d := Start(t, Options{})
+	c := d.Stdio()
+	c.Initialize("canceller", nil)
+
+	streaming := c.Request("command/exec", map[string]any{
+		"command": []string{"sh", "-c", "echo $$; exec sleep 600"}, "processId": "s1",
+		"streamStdoutStderr": true, "disableTimeout": true, "sandboxPolicy": noSandbox,
+	})
+	delta := nextDelta(t, c, "s1")
+	out, _ := base64.StdEncoding.DecodeString(delta.DeltaBase64)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("pid %q: %v", out, err)
+	}
+	c.Notify("$/cancelRequest", map[string]any{"id": streaming})
+	WantError(t, c.Response(streaming), codeRequestCancelled, "command/exec was cancelled: its process group was killed")
+	waitGone(t, pid)
+	WantError(t, c.Call("command/exec/terminate", map[string]any{"processId": "s1"}), codeInvalidRequest,
+		`no active command/exec for process id "s1"`)
+
+	// A plain one: it says its pid through a file the test watches.
+	dir := t.TempDir()
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	if err := watcher.Add(dir); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "pid")
+	plain := c.Request("command/exec", map[string]any{
+		"command": []string{"sh", "-c", `echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 600`},
+		"cwd":     dir, "disableTimeout": true, "sandboxPolicy": noSandbox,
+	})
+	waitCreated(t, watcher, pidFile)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+		t.Fatalf("pid %q: %v", b, err)
+	}
+	c.Notify("$/cancelRequest", map[string]any{"id": plain})
+	WantError(t, c.Response(plain), codeRequestCancelled, "command/exec was cancelled: its process group was killed")
+	waitGone(t, pid)
+}
+
+// waitCreated waits until the watcher sees path made (or moved there).
+func waitCreated(t *testing.T, w *fsnotify.Watcher, path string) {
+	t.Helper()
+	timeout := time.After(WaitTimeout)
+	for {
+		select {
+		case ev := <-w.Events:
+			if ev.Name == path && ev.Has(fsnotify.Create) {
+				return
+			}
+		case err := <-w.Errors:
+			t.Fatalf("watching %s: %v", path, err)
+		case <-timeout:
+			t.Fatalf("%s was not made", path)
+		}
 	}
 }

@@ -155,10 +155,13 @@ func (s *Server) release(c *Conn) {
 }
 
 // newRequest makes the Request of m, with its own context: a child of
-// the connection's, which $/cancelRequest cancels alone.
+// the connection's, which $/cancelRequest cancels alone, and which
+// carries the request (for Logger).
 func (c *Conn) newRequest(m inMessage) *Request {
 	ctx, cancel := context.WithCancelCause(c.ctx)
-	return &Request{conn: c, id: m.id, method: m.method, trace: m.trace, ctx: ctx, cancel: cancel}
+	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace, cancel: cancel}
+	r.ctx = context.WithValue(ctx, requestKey{}, r)
+	return r
 }
 
 // runTracked runs the handler of a tracked request r and answers, exactly

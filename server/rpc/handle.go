@@ -141,6 +141,20 @@ func (r *Request) Conn() *Conn { return r.conn }
 // Method returns the request's method.
 func (r *Request) Method() string { return r.method }
 
+// requestKey is the context key of the Request a handler's context
+// belongs to.
+type requestKey struct{}
+
+// Logger returns the logger of the request whose handler ctx belongs to
+// (Request.Logger), or fallback when ctx is not a handler's: code below
+// a handler logs with the request's ids without being handed it.
+func Logger(ctx context.Context, fallback *zap.Logger) *zap.Logger {
+	if r, ok := ctx.Value(requestKey{}).(*Request); ok {
+		return r.Logger()
+	}
+	return fallback
+}
+
 // Logger returns the logger for what is logged while handling the
 // request: the connection's (conn) with the request's id (request) and
 // method.

@@ -28,7 +28,7 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		return nil, storeErr(p.ThreadID, err)
 	}
 	id := rt.Meta.ID
-	st, err := sv.apply(sv.storedSettings(rt), overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
+	st, err := sv.apply(sv.storedSettings(ctx, rt), overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
 		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions})
 	if err != nil {
 		sv.store.Delete(id)
@@ -54,7 +54,7 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	if full.LastTurnFailed {
 		status = protocol.StatusSystemError()
 	}
-	t, err := sv.load(loadSpec{id: id, settings: st, rec: rec, meta: meta, history: full.History, status: status})
+	t, err := sv.load(loadSpec{log: r.Logger(), id: id, settings: st, rec: rec, meta: meta, history: full.History, status: status})
 	if err != nil {
 		return nil, err
 	}

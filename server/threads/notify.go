@@ -64,7 +64,7 @@ func (t *thread) noticeTurn(ev core.Event) {
 			n.LastAssistantMessage = &msg
 		}
 		t.turnInputs = nil
-		go runNotify(t.sv.cfg.Notify, n, t.log)
+		go runNotify(t.sv.cfg.Notify, n, t.log.With(zap.String("turn", ev.TurnID)))
 	}
 }
 

@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"os"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
 	"go.uber.org/zap"
 )
 
@@ -30,7 +32,8 @@ type threadSettings struct {
 }
 
 // defaultSettings are the configuration's settings, in the daemon's cwd.
-func (sv *service) defaultSettings() threadSettings {
+// ctx is the handler's, whose request what it logs names.
+func (sv *service) defaultSettings(ctx context.Context) threadSettings {
 	return threadSettings{
 		model:                 sv.cfg.Model,
 		provider:              sv.cfg.Provider,
@@ -39,35 +42,35 @@ func (sv *service) defaultSettings() threadSettings {
 		sandbox:               sv.cfg.Sandbox,
 		effort:                sv.cfg.ReasoningEffort,
 		summary:               sv.cfg.ReasoningSummary,
-		baseInstructions:      sv.modelInstructions(),
+		baseInstructions:      sv.modelInstructions(rpc.Logger(ctx, sv.log)),
 		developerInstructions: sv.cfg.DeveloperInstructions,
 	}
 }
 
 // modelInstructions is model_instructions_file's text (read for each new
 // thread, trimmed), or "" for agentd's own base instructions.
-func (sv *service) modelInstructions() string {
+func (sv *service) modelInstructions(log *zap.Logger) string {
 	path := sv.cfg.ModelInstructionsFile
 	if path == "" {
 		return ""
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		sv.log.Warn("model_instructions_file cannot be read; using the built-in instructions", zap.String("path", path), zap.Error(err))
+		log.Warn("model_instructions_file cannot be read; using the built-in instructions", zap.String("path", path), zap.Error(err))
 		return ""
 	}
 	return strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
 // projectDoc finds the user's AGENTS.md instructions for a thread in cwd,
-// as configured; what it could not use is logged.
-func (sv *service) projectDoc(cwd string) projectdoc.Doc {
+// as configured; what it could not use is logged to log.
+func (sv *service) projectDoc(cwd string, log *zap.Logger) projectdoc.Doc {
 	d := projectdoc.Load(cwd, projectdoc.Options{
 		Home: sv.cfg.Home, MaxBytes: sv.cfg.ProjectDocMaxBytes,
 		RootMarkers: sv.cfg.ProjectRootMarkers, FallbackNames: sv.cfg.ProjectDocFallbackNames,
 	})
 	for _, w := range d.Warnings {
-		sv.log.Warn("project instructions: "+w, zap.String("cwd", cwd))
+		log.Warn("project instructions: "+w, zap.String("cwd", cwd))
 	}
 	return d
 }

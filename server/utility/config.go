@@ -116,14 +116,14 @@ func (u *utility) runningConfig() map[string]any {
 // config.toml as a layer, both with the file's current version (which
 // config writes check). A write changes the file, and so the origins and
 // layers at once, but the running configuration only at the next start.
-func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
+func (u *utility) configRead(_ context.Context, r *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
 	resp := protocol.ConfigReadResponse{Config: u.runningConfig(), Origins: map[string]protocol.ConfigLayerMetadata{}}
 	name := u.userLayerSource()
 	_, doc, err := u.readUserLayer()
 	if err != nil {
 		// The file changed since the daemon started and is broken now:
 		// say so in the layer rather than fail the read.
-		u.log.Warn("config/read", zap.Error(err))
+		r.Logger().Warn("config.toml cannot be read", zap.Error(err))
 		if p.IncludeLayers {
 			reason := err.Error()
 			resp.Layers = []protocol.ConfigLayer{{Name: name, Version: "", Config: map[string]any{}, DisabledReason: &reason}}
@@ -154,26 +154,26 @@ func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.Conf
 }
 
 // configValueWrite sets (or, with null, removes) one key of config.toml.
-func (u *utility) configValueWrite(_ context.Context, _ *rpc.Request, p *protocol.ConfigValueWriteParams) (*protocol.ConfigWriteResponse, error) {
-	return u.configWrite(p.FilePath, p.ExpectedVersion, []configedit.Edit{
+func (u *utility) configValueWrite(_ context.Context, r *rpc.Request, p *protocol.ConfigValueWriteParams) (*protocol.ConfigWriteResponse, error) {
+	return u.configWrite(r, p.FilePath, p.ExpectedVersion, []configedit.Edit{
 		{KeyPath: p.KeyPath, Value: p.Value, Upsert: p.MergeStrategy == protocol.MergeUpsert},
 	})
 }
 
 // configBatchWrite applies several edits at once: all of them or none.
 // reloadUserConfig is accepted and has no effect (see configRead).
-func (u *utility) configBatchWrite(_ context.Context, _ *rpc.Request, p *protocol.ConfigBatchWriteParams) (*protocol.ConfigWriteResponse, error) {
+func (u *utility) configBatchWrite(_ context.Context, r *rpc.Request, p *protocol.ConfigBatchWriteParams) (*protocol.ConfigWriteResponse, error) {
 	edits := make([]configedit.Edit, len(p.Edits))
 	for i, e := range p.Edits {
 		edits[i] = configedit.Edit{KeyPath: e.KeyPath, Value: e.Value, Upsert: e.MergeStrategy == protocol.MergeUpsert}
 	}
-	return u.configWrite(p.FilePath, p.ExpectedVersion, edits)
+	return u.configWrite(r, p.FilePath, p.ExpectedVersion, edits)
 }
 
 // configWrite edits config.toml: it checks the expected version, applies
 // the edits (in place where possible), checks that agentd can still load
 // the result, and replaces the file atomically.
-func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
+func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
 	path := u.configPath()
 	if filePath != nil && filepath.Clean(*filePath) != path {
 		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, *filePath)
@@ -198,7 +198,7 @@ func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edi
 		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", path, osErrorText(err))
 	}
 	if !res.InPlace {
-		u.log.Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
+		r.Logger().Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
 	}
 	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
 }
