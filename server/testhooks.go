@@ -55,6 +55,7 @@ func registerTestHooks(s *rpc.Server) {
 		return map[string]int64{"slept": p.Ms}, nil
 	})
 	rpc.Order(s, rpc.ByThread, "test/sleep")
+	rpc.Cancellable(s, "test/sleep")
 	rpc.Handle(s, "test/emit", func(ctx context.Context, r *rpc.Request, p *testEmitParams) (any, error) {
 		c := r.Conn()
 		if p.Count <= 0 {

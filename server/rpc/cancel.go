@@ -15,6 +15,29 @@ import (
 // agentd takes the Language Server Protocol's name and shape.
 const CancelMethod = "$/cancelRequest"
 
+// Cancellable lets $/cancelRequest stop the running handlers of methods:
+// their contexts are cancelled (with ErrRequestCancelled). A method is
+// registered so when its handler stops cleanly midway and answers what it
+// did. Any request may be cancelled while it waits its turn (it then never
+// runs); a running request of another method ignores the cancellation and
+// answers as usual, since stopping it halfway could leave the client
+// unsure of its effect (a turn started, but the request failed).
+func Cancellable(s *Server, methods ...string) {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	for _, m := range methods {
+		s.cancellable[m] = true
+	}
+}
+
+// isCancellable reports whether method's running handlers may be
+// cancelled.
+func (s *Server) isCancellable(method string) bool {
+	s.hmu.RLock()
+	defer s.hmu.RUnlock()
+	return s.cancellable[method]
+}
+
 // ErrRequestCancelled is the cause of a request context the client
 // cancelled with CancelMethod (context.Cause). A handler that stops for it
 // answers with CancelledError, saying what it had done.
@@ -76,17 +99,21 @@ func (c *Conn) handleCancel(params json.RawMessage) {
 
 // cancelByClient cancels r. A request whose handler has not started (it
 // waits its turn) is answered now and its handler never runs; a running
-// one has its context cancelled, and its handler decides the answer.
+// one of a Cancellable method has its context cancelled, and its handler
+// decides the answer; another running one goes on.
 func (r *Request) cancelByClient() {
-	if r.claim() {
+	switch {
+	case r.claim():
 		r.Logger().Debug("request cancelled before it started")
 		r.cancel(ErrRequestCancelled)
 		r.conn.srv.observeRequest(r.conn, r.method, OutcomeCancelled, 0)
 		r.answer(errorMsg(r.id, errCancelledWaiting), false)
-		return
+	case r.conn.srv.isCancellable(r.method):
+		r.Logger().Debug("request cancelled while running")
+		r.cancel(ErrRequestCancelled)
+	default:
+		r.Logger().Debug("ignoring " + CancelMethod + ": the request is running and cannot be stopped midway")
 	}
-	r.Logger().Debug("request cancelled while running")
-	r.cancel(ErrRequestCancelled)
 }
 
 // claim marks r as started, once: true for the first caller, which then

@@ -41,6 +41,7 @@ func TestCancelRunningRequest(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	})
+	Cancellable(s, "x/wait", "x/other")
 	c := rpctest.Connect(t, s.ServeStream)
 	c.Initialize(nil)
 
@@ -102,8 +103,9 @@ func TestCancelWaitingOrderedRequest(t *testing.T) {
 }
 
 // Cancelling an id that is unknown, finished, of the other JSON type
-// (the string "1" is not the integer 1), or malformed does nothing; a
-// handler that finishes despite the cancellation answers its result.
+// (the string "3" is not the integer 3), or malformed does nothing, nor
+// does cancelling a running request of a method that is not Cancellable;
+// a handler that finishes despite the cancellation answers its result.
 func TestCancelIgnored(t *testing.T) {
 	s := newTestServer(t, nil)
 	gate := make(chan struct{})
@@ -141,8 +143,27 @@ func TestCancelIgnored(t *testing.T) {
 		t.Fatalf("stubborn: %s", m.Raw)
 	}
 
+	// A running request of a method that is not Cancellable goes on.
+	firmGate, firmRunning := make(chan struct{}), make(chan struct{})
+	Handle(s, "x/firm", func(ctx context.Context, _ *Request, _ *json.RawMessage) (any, error) {
+		close(firmRunning)
+		<-firmGate
+		return fmt.Sprintf("cancelled: %v", ctx.Err() != nil), nil
+	})
+	firm := c.Request("x/firm", nil)
+	<-firmRunning
+	cancel(c, firm)
+	if m := c.Call("x/ping", nil); m.Error != nil {
+		t.Fatal(string(m.Raw))
+	}
+	close(firmGate)
+	if m := c.Response(firm); string(m.Result) != `"cancelled: false"` {
+		t.Fatalf("firm: %s", m.Raw)
+	}
+
 	// Cancelled for real, it still answers its result.
 	running := make(chan struct{})
+	Cancellable(s, "x/stubborn2")
 	Handle(s, "x/stubborn2", func(ctx context.Context, _ *Request, _ *json.RawMessage) (any, error) {
 		close(running)
 		<-ctx.Done()

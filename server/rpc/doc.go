@@ -14,8 +14,9 @@
 // next request sees its outcome. Handlers run on their own goroutines,
 // bounded per connection and in total (past either bound: -32001 at once);
 // a handler may wait (for the core, for a client's answer), and its
-// context ends when the connection does, or when the client cancels the
-// request ($/cancelRequest; context.Cause is then ErrRequestCancelled).
+// context ends when the connection does, or, for a Cancellable method,
+// when the client cancels the request ($/cancelRequest; context.Cause is
+// then ErrRequestCancelled).
 // The context carries the request, for Logger.
 //
 // What may block. Queueing a message (Notify, Send, Request, a handler's
