@@ -77,6 +77,56 @@ func TestCancelLargeRemove(t *testing.T) {
 	fsCall(t, c, "fs/getMetadata", map[string]any{"path": tree}, nil)
 }
 
+// A large recursive fs/copy cancelled while it runs stops, answers -32800
+// saying how many entries it copied, and the destination holds exactly
+// those.
+func TestCancelLargeCopy(t *testing.T) {
+	tmp := t.TempDir()
+	src, dst := filepath.Join(tmp, "src"), filepath.Join(tmp, "dst")
+	const dirs, files = 40, 125
+	for i := range dirs {
+		sub := filepath.Join(src, fmt.Sprintf("d%03d", i))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range files {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d", j)), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	if err := watcher.Add(tmp); err != nil {
+		t.Fatal(err)
+	}
+
+	d := Start(t, Options{})
+	c := d.Stdio()
+	c.Initialize("canceller", nil)
+	id := c.Request("fs/copy", map[string]any{"sourcePath": src, "destinationPath": dst, "recursive": true})
+	waitCreated(t, watcher, dst)
+	c.Notify("$/cancelRequest", map[string]any{"id": id})
+	m := c.Response(id)
+	if m.Error == nil || m.Error.Code != codeRequestCancelled {
+		t.Fatalf("want -32800, got %s", m.Raw)
+	}
+	re := regexp.MustCompile(`^fs/copy to ` + regexp.QuoteMeta(dst) + ` stopped after copying (\d+) entries: request cancelled by the client$`)
+	sub := re.FindStringSubmatch(m.Error.Message)
+	if sub == nil {
+		t.Fatalf("message %q", m.Error.Message)
+	}
+	copied, _ := strconv.Atoi(sub[1])
+	there, total := countEntries(t, dst), countEntries(t, src)
+	t.Logf("cancelled after copying %d of %d entries", copied, total)
+	if there != copied || copied >= total {
+		t.Fatalf("copied %d, %d in the destination, %d in the source: not stopped mid-way, or not said", copied, there, total)
+	}
+}
+
 // waitRemoval waits until the watcher sees an entry removed.
 func waitRemoval(t *testing.T, w *fsnotify.Watcher) {
 	t.Helper()
