@@ -143,7 +143,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		st.s.record(st.t.id, item)
 		if item.CallID() == "" && item.ID() == "" {
 			// Nothing could name the answer: the call stays unanswered.
-			st.s.log.Warn("local_shell_call without call_id or id; not run")
+			st.t.log.Warn("local_shell_call without call_id or id; not run")
 			return nil
 		}
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -98,7 +99,20 @@ func (s *Session) startTool(t *turn, c *toolCall) *toolRun {
 	return r
 }
 
+// dispatchTool runs one call and logs it (debug) with the thread, turn,
+// tool and call ids.
 func (s *Session) dispatchTool(t *turn, c *toolCall) model.ResponseItem {
+	log := t.log.With(zap.String("tool", c.name), zap.String("call", c.callID))
+	log.Debug("tool call started")
+	start := time.Now()
+	out := s.runTool(t, c)
+	log.Debug("tool call finished", zap.Duration("took", time.Since(start)))
+	return out
+}
+
+// runTool runs a call by the tool it names: a client's dynamic tool, a
+// built-in one, or none.
+func (s *Session) runTool(t *turn, c *toolCall) model.ResponseItem {
 	if spec, ok := s.dynamicTool(c); ok {
 		return s.runDynamicTool(t.ctx, t, c, spec)
 	}

@@ -29,6 +29,8 @@ type turn struct {
 	usage     model.TokenUsage
 	tc        TurnContext
 	startedAt time.Time
+	// log is the session's logger with the turn's id (turn).
+	log *zap.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -68,6 +70,7 @@ func (s *Session) startTurn(subID string, kind TurnKind, tc TurnContext) *turn {
 		kind:      kind,
 		tc:        tc,
 		startedAt: s.cfg.Now(),
+		log:       s.log.With(zap.String("turn", subID)),
 		ctx:       ctx,
 		cancel:    cancel,
 		done:      make(chan struct{}),
@@ -231,7 +234,7 @@ func (s *Session) finishTurn(t *turn, msg EventMsg) {
 		s.cfg.Sink.RecordEvent(ev)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.cfg.Sink.Sync(ctx); err != nil {
-			s.log.Warn("rollout sync failed at turn end", zap.Error(err))
+			t.log.Warn("rollout sync failed at turn end", zap.Error(err))
 		}
 		cancel()
 	}

@@ -16,6 +16,10 @@ const (
 	// CodeOverloaded answers a request that arrived while the server was
 	// at its in-flight limit. Retryable.
 	CodeOverloaded = -32001
+	// CodeRequestCancelled answers a request the client cancelled with
+	// $/cancelRequest (an agentd extension; the code is the Language
+	// Server Protocol's RequestCancelled).
+	CodeRequestCancelled = -32800
 )
 
 // Error is a JSON-RPC error value. It is the only error type converted to

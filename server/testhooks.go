@@ -48,8 +48,11 @@ type testRolloutWritesParams struct {
 
 type testSleepParams struct {
 	// Ms is how long to stay in flight; the request ends early when the
-	// connection ends.
+	// connection ends or the client cancels it.
 	Ms int64 `json:"ms"`
+	// ThreadID, when set, puts the request in that thread's line (see
+	// rpc.ByThread): the requests about the thread behind it wait.
+	ThreadID string `json:"threadId"`
 }
 
 type testEmitParams struct {
@@ -97,6 +100,8 @@ func registerTestHooks(s *rpc.Server, h *testHooks) {
 		}
 		return map[string]int64{"slept": p.Ms}, nil
 	})
+	rpc.Order(s, rpc.ByThread, "test/sleep")
+	rpc.Cancellable(s, "test/sleep")
 	rpc.Handle(s, "test/emit", func(ctx context.Context, r *rpc.Request, p *testEmitParams) (any, error) {
 		c := r.Conn()
 		if p.Count <= 0 {

@@ -57,10 +57,10 @@ func waitStarted(d *Daemon, method string, n int) {
 	seen := map[string]bool{}
 	for len(seen) < n {
 		d.WaitLog(func(l LogLine) bool {
-			if l.Msg != "request started" || l.Str("method") != method || seen[l.Str("id")] {
+			if l.Msg != "request started" || l.Str("method") != method || seen[l.Str("request")] {
 				return false
 			}
-			seen[l.Str("id")] = true
+			seen[l.Str("request")] = true
 			return true
 		})
 	}

@@ -47,6 +47,8 @@ type serveFlags struct {
 	tlsCert, tlsKey string
 	// maxConnections bounds the WebSocket connections (TCP and Unix).
 	maxConnections int
+	// fsRoots replace [fs] roots (--fs-root, repeatable).
+	fsRoots []string
 }
 
 // defaultMaxConnections is --max-connections' default.
@@ -97,6 +99,7 @@ connections (a file that fails to load leaves what is in use).`,
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (and chain) of wss:// listeners; reloaded on SIGHUP")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert; reloaded on SIGHUP")
 	fl.IntVar(&f.maxConnections, "max-connections", defaultMaxConnections, "most WebSocket connections at once, TCP and Unix sockets together; past it a client gets HTTP 503")
+	fl.StringArrayVar(&f.fsRoots, "fs-root", nil, "confine fs/* and command/exec's cwd to this directory tree (absolute; repeatable; replaces [fs] roots)")
 	if name == "app-server" {
 		cmd.AddCommand(newProxyCmd(g), newGenerateJSONSchemaCmd(), newGenerateTSCmd())
 	}
@@ -138,6 +141,7 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	if err != nil {
 		return err
 	}
+	opts.FsRoots = f.fsRoots
 	if f.startupClientInfo != "" {
 		var ci protocol.ClientInfo
 		if err := json.Unmarshal([]byte(f.startupClientInfo), &ci); err != nil {
@@ -215,6 +219,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 	}
 	log.Info("starting agentd", zap.String("version", server.Version), zap.String("home", opts.Home),
 		zap.String("provider", cfg.Provider.ID), zap.String("model", cfg.Model))
+	if len(cfg.FsRoots) > 0 {
+		log.Info("fs/* and command/exec are confined to the fs roots", zap.Strings("roots", cfg.FsRoots))
+	}
 
 	var m *metrics.Metrics
 	var metricsLn net.Listener

@@ -117,8 +117,8 @@ func (c *Client) Stream(ctx context.Context, req *Request, meta CallMeta) (Strea
 			delay = Backoff(attempt + 1)
 		}
 		c.log.Info("model request failed; retrying",
-			zap.String("thread_id", meta.ThreadID), zap.String("turn_id", meta.TurnID),
-			zap.Int("retry", attempt+1), zap.Int("max_retries", c.retries),
+			zap.String("thread", meta.ThreadID), zap.String("turn", meta.TurnID),
+			zap.Int("retry", attempt+1), zap.Int("maxRetries", c.retries),
 			zap.Duration("delay", delay), zap.Error(err))
 		if err := c.sleep(ctx, delay); err != nil {
 			return nil, err

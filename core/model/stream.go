@@ -252,8 +252,8 @@ func (s *sseStream) logSummary(end error) {
 		return
 	}
 	fields := []zap.Field{
-		zap.String("thread_id", s.threadID), zap.String("turn_id", s.turnID),
-		zap.String("response_id", s.responseID), zap.Int("events", s.events),
+		zap.String("thread", s.threadID), zap.String("turn", s.turnID),
+		zap.String("response", s.responseID), zap.Int("events", s.events),
 	}
 	if end != io.EOF {
 		fields = append(fields, zap.NamedError("end", end))

@@ -242,7 +242,7 @@ func (s *sseStream) handle(sseType, data string) (StreamEvent, bool, error) {
 		}
 		if s.unknown[typ] == 0 {
 			s.log.Info("unknown model stream event ignored", zap.String("type", typ),
-				zap.String("thread_id", s.threadID), zap.String("turn_id", s.turnID))
+				zap.String("thread", s.threadID), zap.String("turn", s.turnID))
 		}
 		s.unknown[typ]++
 		return ev, false, nil

@@ -141,6 +141,12 @@ type Config struct {
 	// WSTokens are the WebSocket tokens of [app_server.tokens.<name>],
 	// by name: each admits a client with its scope.
 	WSTokens []WSToken
+	// FsRoots ([fs] roots, or the --fs-root flags, which replace it) are
+	// the trees the fs/* methods, fuzzyFileSearch and command/exec's cwd
+	// are confined to: absolute, existing directories, with their
+	// symbolic links resolved. Empty: no confinement (the reference's
+	// behaviour).
+	FsRoots []string
 
 	// Warnings are problems that did not stop loading (unknown keys, a
 	// missing API key). Each is logged and sent to every connection as a

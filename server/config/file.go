@@ -27,6 +27,8 @@ type fileConfig struct {
 	// AppServer is agentd's own: the WebSocket tokens it admits besides
 	// the --ws-* flags', with their scopes.
 	AppServer *appServerTable `toml:"app_server"`
+	// Fs is agentd's own [fs] table.
+	Fs *fsTable `toml:"fs"`
 
 	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
 
@@ -95,6 +97,10 @@ type appServerTable struct {
 type tokenTable struct {
 	SHA256 *string `toml:"sha256"`
 	Scope  *string `toml:"scope"`
+}
+
+type fsTable struct {
+	Roots []string `toml:"roots"`
 }
 
 type serverTable struct {

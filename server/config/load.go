@@ -64,6 +64,8 @@ type Options struct {
 	// Strict makes an unknown key an error (an *UnknownFieldError naming
 	// the first one) rather than a warning.
 	Strict bool
+	// FsRoots, when not empty, replaces [fs] roots (the --fs-root flags).
+	FsRoots []string
 }
 
 // Load reads <home>/config.toml (a missing file is an empty one), applies
@@ -122,6 +124,11 @@ func Load(opts Options) (*Config, error) {
 	cfg, err := resolve(opts.Home, path, &fc, getenv)
 	if err != nil {
 		return nil, err
+	}
+	if len(opts.FsRoots) > 0 {
+		if cfg.FsRoots, err = resolveFsRoots(opts.FsRoots, "--fs-root"); err != nil {
+			return nil, err
+		}
 	}
 	cfg.Warnings = append(warnings, cfg.Warnings...)
 	if len(overrides) > 0 {
@@ -314,6 +321,12 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 	}
 	if st := fc.Server; st != nil {
 		if err := applyServerTable(&cfg.Server, st); err != nil {
+			return nil, err
+		}
+	}
+	if fc.Fs != nil {
+		var err error
+		if cfg.FsRoots, err = resolveFsRoots(fc.Fs.Roots, "config key `fs.roots`"); err != nil {
 			return nil, err
 		}
 	}

@@ -57,7 +57,7 @@ func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agentd_requests_total", Help: "Client requests answered, by method and outcome (ok, error, overloaded, rejected).",
+			Name: "agentd_requests_total", Help: "Client requests answered, by method and outcome (ok, error, overloaded, rejected, cancelled).",
 		}, []string{"method", "outcome"}),
 		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "agentd_request_duration_seconds", Help: "Time from a request's start to its answer, by method (handled requests only).", Buckets: latencyBuckets,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"sync"
@@ -174,5 +175,31 @@ func BenchmarkEncodeNotification(b *testing.B) {
 		if _, err := newNotification("item/started", p, 1795993305301); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRequestRoundTrip measures one request and its answer over an
+// in-memory connection, with the bookkeeping every request pays (its
+// context, tracking, the ordering and cancellation lookups).
+func BenchmarkRequestRoundTrip(b *testing.B) {
+	s := benchServer(b, 1024)
+	Handle(s, "x/echo", func(_ context.Context, _ *Request, p *json.RawMessage) (any, error) { return p, nil })
+	srvEnd, cliEnd := transport.Pipe(64)
+	go s.ServeStream(srvEnd)
+	defer cliEnd.Close()
+	ctx := context.Background()
+	call := func(msg string) {
+		if err := cliEnd.Write(ctx, []byte(msg)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cliEnd.Read(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call(`{"id":0,"method":"initialize","params":{"clientInfo":{"name":"bench","version":"1"}}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		call(`{"id":1,"method":"x/echo","params":{"a":1}}`)
 	}
 }

@@ -125,7 +125,7 @@ func (call *Call) end(result json.RawMessage, err error) {
 func (c *Conn) routeResponse(m inMessage) {
 	id, ok := intID(m.id)
 	if !ok {
-		c.log.Debug("ignoring response with a non-integer id", zap.ByteString("id", m.id))
+		c.log.Debug("ignoring response with a non-integer id", zap.String("serverRequest", idText(m.id)))
 		return
 	}
 	c.mu.Lock()
@@ -133,7 +133,7 @@ func (c *Conn) routeResponse(m inMessage) {
 	delete(c.calls, id)
 	c.mu.Unlock()
 	if call == nil {
-		c.log.Debug("ignoring response to an unknown or finished server request", zap.Int64("id", id))
+		c.log.Debug("ignoring response to an unknown or finished server request", zap.Int64("serverRequest", id))
 		return
 	}
 	if m.err != nil {

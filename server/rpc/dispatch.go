@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"runtime/debug"
@@ -29,13 +30,17 @@ func (c *Conn) dispatch(data []byte) {
 	}
 }
 
-// handleNotification handles a client notification. Only `initialized`
-// means anything; the gate is the initialize request, not this
-// notification (requests sent before it are served, as the reference
-// does). Unknown notifications are ignored.
+// handleNotification handles a client notification: `initialized` (the
+// gate is the initialize request, not this notification: requests sent
+// before it are served, as the reference does) and agentd's
+// `$/cancelRequest`. Unknown notifications are ignored.
 func (c *Conn) handleNotification(m inMessage) {
 	if m.method == "initialized" {
 		c.log.Debug("client sent initialized")
+		return
+	}
+	if m.method == CancelMethod {
+		c.handleCancel(m.params)
 		return
 	}
 	c.log.Debug("ignoring client notification", zap.String("method", m.method))
@@ -86,20 +91,22 @@ func (c *Conn) handleRequest(m inMessage) {
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
-	c.log.Debug("request started", zap.String("method", m.method), zap.ByteString("id", m.id))
+	c.log.Debug("request started", zap.String("request", idText(m.id)), zap.String("method", m.method))
+	// Tracked from now, on the read loop: a $/cancelRequest read right
+	// after it finds it, and one waiting its turn at the shutdown deadline
+	// is answered too.
+	r := c.newRequest(m)
+	if !c.trackOpen(r) {
+		c.srv.release(c)
+		r.cancel(nil)
+		r.answer(errorMsg(m.id, errGivenUp), false)
+		return
+	}
 	if key := c.srv.orderKey(m.method, m.params); key != "" {
-		// Tracked from now: one waiting its turn at the shutdown deadline
-		// is answered too.
-		r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace}
-		if !c.trackOpen(r) {
-			c.srv.release(c)
-			r.answer(errorMsg(m.id, errGivenUp), false)
-			return
-		}
 		c.serial.run(key, func() { c.runTracked(r, m, h) })
 		return
 	}
-	go c.runHandler(m, h)
+	go c.runTracked(r, m, h)
 }
 
 // lookup returns the handler for method (nil when none is registered) and
@@ -157,41 +164,51 @@ func (s *Server) release(c *Conn) {
 	s.work.Done()
 }
 
-// runHandler runs a handler and answers, exactly once, whatever happens:
-// a result, an error, or an internal error when the handler panics.
-func (c *Conn) runHandler(m inMessage, h *handler) {
-	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace}
-	if !c.trackOpen(r) {
-		c.srv.release(c)
-		r.answer(errorMsg(m.id, errGivenUp), false)
-		return
-	}
-	c.runTracked(r, m, h)
+// newRequest makes the Request of m, with its own context: a child of
+// the connection's, which $/cancelRequest cancels alone, and which
+// carries the request (for Logger).
+func (c *Conn) newRequest(m inMessage) *Request {
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace, cancel: cancel}
+	r.ctx = context.WithValue(ctx, requestKey{}, r)
+	return r
 }
 
-// runTracked runs the handler of a tracked request r. When the connection
-// was given up meanwhile (a request that waited its turn), r has been
-// answered and the handler does not run.
+// runTracked runs the handler of a tracked request r and answers, exactly
+// once, whatever happens: a result, an error, or an internal error when
+// the handler panics. The handler does not run when r was answered
+// meanwhile: cancelled while it waited its turn, or given up at the
+// shutdown deadline.
 func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
 	defer c.srv.release(c)
-	if c.isGivenUp() {
+	defer r.cancel(nil)
+	if c.isGivenUp() || !r.claim() {
 		return
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panicked", zap.String("method", m.method), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			r.Logger().Error("handler panicked", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 			r.answer(errorMsg(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", m.method)), false)
 		}
 	}()
 	start := time.Now()
-	result, err := h.serve(c.ctx, r, m.params)
+	result, err := h.serve(r.ctx, r, m.params)
 	took := time.Since(start)
-	c.log.Debug("request finished", zap.String("method", m.method), zap.ByteString("id", m.id),
-		zap.Duration("took", took), zap.Bool("ok", err == nil))
 	outcome := OutcomeOK
-	if err != nil {
+	switch {
+	case err != nil && Cancelled(r.ctx):
+		// A handler that stopped says what it did (a *protocol.Error,
+		// CancelledError); a bare context error says nothing more.
+		outcome = OutcomeCancelled
+		var perr *protocol.Error
+		if !errors.As(err, &perr) {
+			err = errCancelled
+		}
+	case err != nil:
 		outcome = OutcomeError
 	}
+	c.log.Debug("request finished", zap.String("request", idText(m.id)), zap.String("method", m.method),
+		zap.Duration("took", took), zap.String("outcome", outcome))
 	c.srv.observeRequest(c, m.method, outcome, time.Since(m.arrived))
 	if err != nil {
 		r.answer(errorMsg(m.id, toProtocolError(err)), false)

@@ -14,7 +14,10 @@
 // next request sees its outcome. Handlers run on their own goroutines,
 // bounded per connection and in total (past either bound: -32001 at once);
 // a handler may wait (for the core, for a client's answer), and its
-// context ends when the connection does.
+// context ends when the connection does, or, for a Cancellable method,
+// when the client cancels the request ($/cancelRequest; context.Cause is
+// then ErrRequestCancelled).
+// The context carries the request, for Logger.
 //
 // What may block. Queueing a message (Notify, Send, Request, a handler's
 // response) never blocks on a socket: a client that cannot keep up has its
@@ -37,7 +40,11 @@
 // or for its client's answer to a server request, after ResponseFirst.
 //
 // Every request gets exactly one answer, also at the shutdown deadline
-// (requests still in flight are answered -32603 for their handlers). Every
+// (requests still in flight are answered -32603 for their handlers) and
+// when it is cancelled: a request cancelled before its handler started
+// (one waiting its turn) is answered -32800 and its handler never runs;
+// the start and the cancellation claim the request once, whichever comes
+// first. Every
 // server request (Call) ends: answered, cancelled, or failed with
 // ErrConnClosed when its connection ends.
 package rpc

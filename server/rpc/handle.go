@@ -117,6 +117,10 @@ type Request struct {
 	id     json.RawMessage
 	method string
 	trace  *traceContext
+	// ctx is the handler's context, a child of the connection's;
+	// cancel ends it (with ErrRequestCancelled for $/cancelRequest).
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 
 	// mu guards the fields that follow.
 	mu       sync.Mutex
@@ -124,6 +128,11 @@ type Request struct {
 	then     []outMsg
 	thenAll  []Notification
 	answered bool
+	// claimed is set once the handler started, or once a cancellation
+	// answered the request before it could.
+	claimed bool
+	// log is built on first use (Logger).
+	log *zap.Logger
 }
 
 // Conn returns the connection the request came on.
@@ -131,6 +140,32 @@ func (r *Request) Conn() *Conn { return r.conn }
 
 // Method returns the request's method.
 func (r *Request) Method() string { return r.method }
+
+// requestKey is the context key of the Request a handler's context
+// belongs to.
+type requestKey struct{}
+
+// Logger returns the logger of the request whose handler ctx belongs to
+// (Request.Logger), or fallback when ctx is not a handler's: code below
+// a handler logs with the request's ids without being handed it.
+func Logger(ctx context.Context, fallback *zap.Logger) *zap.Logger {
+	if r, ok := ctx.Value(requestKey{}).(*Request); ok {
+		return r.Logger()
+	}
+	return fallback
+}
+
+// Logger returns the logger for what is logged while handling the
+// request: the connection's (conn) with the request's id (request) and
+// method.
+func (r *Request) Logger() *zap.Logger {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.log == nil {
+		r.log = r.conn.log.With(zap.String("request", idText(r.id)), zap.String("method", r.method))
+	}
+	return r.log
+}
 
 // Trace returns the W3C trace context the request carried ("trace":
 // {traceparent, tracestate}), or empty strings.
@@ -172,7 +207,7 @@ func (r *Request) Then(method string, params any) {
 	}
 	n, err := NewNotification(method, params)
 	if err != nil {
-		r.conn.log.Error("dropping notification that cannot be encoded", zap.String("method", method), zap.Error(err))
+		r.Logger().Error("dropping notification that cannot be encoded", zap.String("notification", method), zap.Error(err))
 		return
 	}
 	r.mu.Lock()
@@ -190,7 +225,7 @@ func (r *Request) Then(method string, params any) {
 func (r *Request) ThenBroadcast(method string, params any) {
 	n, err := NewNotification(method, params)
 	if err != nil {
-		r.conn.log.Error("dropping broadcast that cannot be encoded", zap.String("method", method), zap.Error(err))
+		r.Logger().Error("dropping broadcast that cannot be encoded", zap.String("notification", method), zap.Error(err))
 		return
 	}
 	r.mu.Lock()

@@ -53,10 +53,13 @@ type Server struct {
 	lim  Limits
 	log  *zap.Logger
 
-	// hmu guards handlers and orderKeys.
+	// hmu guards handlers, orderKeys and cancellable.
 	hmu       sync.RWMutex
 	handlers  map[string]*handler
 	orderKeys map[string]OrderKey
+	// cancellable are the methods whose running handlers $/cancelRequest
+	// stops (Cancellable).
+	cancellable map[string]bool
 
 	// work counts running handlers of all connections; Add happens under
 	// mu, before draining is set, so Wait in shutdown is safe.
@@ -99,13 +102,14 @@ func New(opts Options) *Server {
 		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
 	}
 	return &Server{
-		opts:      opts,
-		lim:       opts.Limits,
-		log:       opts.Logger,
-		handlers:  map[string]*handler{},
-		orderKeys: map[string]OrderKey{},
-		conns:     map[uint64]*Conn{},
-		stop:      make(chan string, 1),
+		opts:        opts,
+		lim:         opts.Limits,
+		log:         opts.Logger,
+		handlers:    map[string]*handler{},
+		orderKeys:   map[string]OrderKey{},
+		cancellable: map[string]bool{},
+		conns:       map[uint64]*Conn{},
+		stop:        make(chan string, 1),
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 type Observer interface {
 	// RequestDone reports a client request answered: method is a
 	// protocol method name ("unknown" for any other), outcome one of
-	// OutcomeOK, OutcomeError, OutcomeOverloaded, OutcomeRejected, and d
+	// OutcomeOK, OutcomeError, OutcomeOverloaded, OutcomeRejected,
+	// OutcomeCancelled, and d
 	// the time from its arrival to its answer (0 when it was answered
 	// without running).
 	RequestDone(method, outcome string, d time.Duration)
@@ -28,6 +29,9 @@ const (
 	// OutcomeRejected: refused before any handler ran (not initialized,
 	// unknown or not implemented method, invalid params).
 	OutcomeRejected = "rejected"
+	// OutcomeCancelled: the client cancelled it ($/cancelRequest) and it
+	// was answered with -32800.
+	OutcomeCancelled = "cancelled"
 )
 
 // Stats is a snapshot of the engine's state.

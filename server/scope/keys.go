@@ -14,7 +14,8 @@ import (
 // protectedTables are the config keys that decide where credentials go
 // or what runs outside a turn: an operate client may write neither them
 // nor anything under them, at the top level or under profiles.<name>.
-// app_server is agentd's own addition: its tokens grant scopes.
+// app_server, fs and server are agentd's own additions: its tokens grant
+// scopes, its fs roots confine the clients, and its limits bound them.
 var protectedTables = []string{
 	"model_providers",
 	"mcp_servers",
@@ -24,6 +25,8 @@ var protectedTables = []string{
 	"approval_policy",
 	"sandbox_workspace_write",
 	"app_server",
+	"fs",
+	"server",
 }
 
 // ProtectedKeys lists the protected keys as docs/security.md names them:

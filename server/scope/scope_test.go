@@ -87,6 +87,8 @@ func TestProtectedKey(t *testing.T) {
 		"sandbox_workspace_write.writable_roots": true,
 		"projects./srv/x.trust_level":            true,
 		"app_server.tokens.me":                   true,
+		"fs.roots":                               true,
+		"server.max_inflight":                    true,
 		"profiles.p.model_providers.evil":        true,
 		"profiles.p.sandbox_mode":                true,
 		"profiles.p.approval_policy":             true,
@@ -100,7 +102,6 @@ func TestProtectedKey(t *testing.T) {
 		"profiles.p":                             false,
 		"profiles.p.model":                       false,
 		"features.shell_tool":                    false,
-		"server.max_inflight":                    false,
 	} {
 		if got := ProtectedKey(strings.Split(key, ".")); got != want {
 			t.Errorf("ProtectedKey(%s) = %v, want %v", key, got, want)

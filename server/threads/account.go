@@ -57,10 +57,10 @@ func (sv *service) accountLoginStart(_ context.Context, r *rpc.Request, p *proto
 	}
 	if err := sv.auth.SaveAPIKey(key); err != nil {
 		// The error names the file, never the key.
-		sv.log.Error("account/login/start", zap.Error(err))
+		r.Logger().Error("cannot store the API key", zap.Error(err))
 		return nil, fmt.Errorf("cannot store the API key: %w", err)
 	}
-	sv.log.Info("signed in with an API key", zap.String("file", sv.auth.Path()))
+	r.Logger().Info("signed in with an API key", zap.String("file", sv.auth.Path()))
 	mode := protocol.AuthModeAPIKey
 	r.ThenBroadcast("account/login/completed", protocol.AccountLoginCompletedNotification{Success: true})
 	r.ThenBroadcast("account/updated", protocol.AccountUpdatedNotification{AuthMode: &mode})
@@ -80,10 +80,10 @@ func accountLoginCancel(_ context.Context, _ *rpc.Request, p *protocol.CancelLog
 // when there was none (as the reference).
 func (sv *service) accountLogout(_ context.Context, r *rpc.Request, _ *protocol.Empty) (*protocol.Empty, error) {
 	if err := sv.auth.Remove(); err != nil {
-		sv.log.Error("account/logout", zap.Error(err))
+		r.Logger().Error("cannot remove the stored API key", zap.Error(err))
 		return nil, fmt.Errorf("cannot remove the stored API key: %w", err)
 	}
-	sv.log.Info("signed out", zap.String("file", sv.auth.Path()))
+	r.Logger().Info("signed out", zap.String("file", sv.auth.Path()))
 	r.ThenBroadcast("account/updated", protocol.AccountUpdatedNotification{})
 	return &protocol.Empty{}, nil
 }

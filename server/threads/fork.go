@@ -35,7 +35,7 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		return nil, storeErr(p.ThreadID, err)
 	}
 	id := rt.Meta.ID
-	st, err := sv.apply(sv.storedSettings(rt), ov)
+	st, err := sv.apply(sv.storedSettings(ctx, rt), ov)
 	if err != nil {
 		sv.store.Delete(id)
 		return nil, err
@@ -60,7 +60,7 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	if full.LastTurnFailed {
 		status = protocol.StatusSystemError()
 	}
-	t, err := sv.load(loadSpec{id: id, settings: st, rec: rec, meta: meta, history: full.History, status: status})
+	t, err := sv.load(loadSpec{log: r.Logger(), id: id, settings: st, rec: rec, meta: meta, history: full.History, status: status})
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,13 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 )
 
 // loadSpec is what a thread is loaded with.
 type loadSpec struct {
+	// log is the logger of the request that loads the thread.
+	log      *zap.Logger
 	id       string
 	settings threadSettings
 	tools    []core.DynamicToolSpec
@@ -58,7 +61,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	cfg.Summary = st.summary
 	cfg.BaseInstructions = st.baseInstructions
 	cfg.DeveloperInstructions = st.developerInstructions
-	cfg.ProjectDoc = sv.projectDoc(conf, st.cwd)
+	cfg.ProjectDoc = sv.projectDoc(conf, st.cwd, ls.log.With(zap.String("thread", ls.id)))
 	cfg.DynamicTools = ls.tools
 	cfg.Originator = ls.meta.originator
 	cfg.History = ls.history
@@ -85,7 +88,7 @@ func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*th
 	if err != nil {
 		return nil, nil, threadSettings{}, storeErr(id, err)
 	}
-	st, err := sv.apply(sv.storedSettings(rt), ov)
+	st, err := sv.apply(sv.storedSettings(ctx, rt), ov)
 	if err != nil {
 		return nil, nil, st, err
 	}
@@ -99,7 +102,7 @@ func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*th
 	}
 	meta := metaOf(rt)
 	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
-	t, err := sv.load(loadSpec{id: id, settings: st, rec: rec, meta: meta, history: rt.History, status: status})
+	t, err := sv.load(loadSpec{log: rpc.Logger(ctx, sv.log), id: id, settings: st, rec: rec, meta: meta, history: rt.History, status: status})
 	if err != nil {
 		return nil, nil, st, err
 	}
@@ -137,8 +140,8 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 
 // storedSettings are the settings a stored thread resumes with: its last
 // turn's, over the daemon's defaults.
-func (sv *service) storedSettings(rt *rollout.Thread) threadSettings {
-	st := sv.defaultSettings()
+func (sv *service) storedSettings(ctx context.Context, rt *rollout.Thread) threadSettings {
+	st := sv.defaultSettings(ctx)
 	if p, ok := providerIn(st.cfg, rt.Meta.ModelProvider); ok {
 		st.provider = p
 	}
@@ -161,9 +164,9 @@ func (sv *service) storedSettings(rt *rollout.Thread) threadSettings {
 
 // settings returns the settings a loaded thread runs its next turn with,
 // over its own configuration snapshot (not a reloaded one).
-func (t *thread) settings(sv *service) threadSettings {
+func (t *thread) settings(ctx context.Context, sv *service) threadSettings {
 	tc := t.sess.TurnContext()
-	st := sv.settingsFrom(t.cfg)
+	st := sv.settingsFrom(ctx, t.cfg)
 	st.cwd, st.model, st.effort, st.summary, st.approval, st.sandbox = tc.Cwd, tc.Model, tc.Effort, tc.Summary, tc.ApprovalPolicy, tc.Sandbox
 	t.mu.Lock()
 	if p, ok := providerIn(t.cfg, t.meta.provider); ok {

@@ -63,7 +63,7 @@ func (t *thread) noticeTurn(ev core.Event) {
 			n.LastAssistantMessage = &msg
 		}
 		t.turnInputs = nil
-		go runNotify(t.cfg.Notify, t.cfg.ChildEnv(os.Environ(), nil), n, t.log)
+		go runNotify(t.cfg.Notify, t.cfg.ChildEnv(os.Environ(), nil), n, t.log.With(zap.String("turn", ev.TurnID)))
 	}
 }
 

@@ -147,7 +147,8 @@ func (t *thread) await(r *projection.Pending, call *rpc.Call) {
 	t.mu.Unlock()
 	op, derr := r.Decode(result, err)
 	if derr != nil {
-		t.log.Warn("malformed answer to a server request", zap.String("method", r.Method), zap.Error(derr))
+		t.log.Warn("malformed answer to a server request", zap.Uint64("conn", call.Conn().ID()),
+			zap.String("method", r.Method), zap.Error(derr))
 		op, _ = r.Decode(nil, derr)
 	}
 	if _, _, err := t.sess.Submit(context.Background(), op); err != nil {

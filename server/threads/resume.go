@@ -71,7 +71,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 // turn. Requests still pending are re-sent to it after the result.
 func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov overrides, excludeTurns bool) (*protocol.ThreadResumeResponse, error) {
 	c := r.Conn()
-	st, err := sv.apply(t.settings(sv), ov)
+	st, err := sv.apply(t.settings(ctx, sv), ov)
 	if err != nil {
 		return nil, err
 	}

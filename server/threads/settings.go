@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"os"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/scope"
+	"github.com/agentd-dev/agentd/server/rpc"
 	"go.uber.org/zap"
 )
 
@@ -34,13 +36,14 @@ type threadSettings struct {
 }
 
 // defaultSettings are the settings of the configuration in use now, in
-// the daemon's cwd: a new thread's, before the client's overrides.
-func (sv *service) defaultSettings() threadSettings {
-	return sv.settingsFrom(sv.config())
+// the daemon's cwd: a new thread's, before the client's overrides. ctx is
+// the handler's, whose request what it logs names.
+func (sv *service) defaultSettings(ctx context.Context) threadSettings {
+	return sv.settingsFrom(ctx, sv.config())
 }
 
 // settingsFrom are cfg's settings, in the daemon's cwd.
-func (sv *service) settingsFrom(cfg *config.Config) threadSettings {
+func (sv *service) settingsFrom(ctx context.Context, cfg *config.Config) threadSettings {
 	return threadSettings{
 		cfg:                   cfg,
 		model:                 cfg.Model,
@@ -50,35 +53,35 @@ func (sv *service) settingsFrom(cfg *config.Config) threadSettings {
 		sandbox:               cfg.Sandbox,
 		effort:                cfg.ReasoningEffort,
 		summary:               cfg.ReasoningSummary,
-		baseInstructions:      sv.modelInstructions(cfg),
+		baseInstructions:      sv.modelInstructions(cfg, rpc.Logger(ctx, sv.log)),
 		developerInstructions: cfg.DeveloperInstructions,
 	}
 }
 
 // modelInstructions is model_instructions_file's text (read for each new
 // thread, trimmed), or "" for agentd's own base instructions.
-func (sv *service) modelInstructions(cfg *config.Config) string {
+func (sv *service) modelInstructions(cfg *config.Config, log *zap.Logger) string {
 	path := cfg.ModelInstructionsFile
 	if path == "" {
 		return ""
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		sv.log.Warn("model_instructions_file cannot be read; using the built-in instructions", zap.String("path", path), zap.Error(err))
+		log.Warn("model_instructions_file cannot be read; using the built-in instructions", zap.String("path", path), zap.Error(err))
 		return ""
 	}
 	return strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
 // projectDoc finds the user's AGENTS.md instructions for a thread in cwd,
-// as cfg says; what it could not use is logged.
-func (sv *service) projectDoc(cfg *config.Config, cwd string) projectdoc.Doc {
+// as cfg says; what it could not use is logged to log.
+func (sv *service) projectDoc(cfg *config.Config, cwd string, log *zap.Logger) projectdoc.Doc {
 	d := projectdoc.Load(cwd, projectdoc.Options{
 		Home: cfg.Home, MaxBytes: cfg.ProjectDocMaxBytes,
 		RootMarkers: cfg.ProjectRootMarkers, FallbackNames: cfg.ProjectDocFallbackNames,
 	})
 	for _, w := range d.Warnings {
-		sv.log.Warn("project instructions: "+w, zap.String("cwd", cwd))
+		log.Warn("project instructions: "+w, zap.String("cwd", cwd))
 	}
 	return d
 }

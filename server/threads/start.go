@@ -25,7 +25,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
-	st := sv.defaultSettings()
+	st := sv.defaultSettings(ctx)
 	st.projectDefaults = true
 	st, err := sv.apply(st, overrides{
 		model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
@@ -66,7 +66,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 		}
 		meta.path = rec.Path()
 	}
-	t, err := sv.load(loadSpec{id: id, settings: st, tools: tools, rec: rec, meta: meta, status: protocol.StatusIdle(), rawEvents: p.ExperimentalRawEvents})
+	t, err := sv.load(loadSpec{log: r.Logger(), id: id, settings: st, tools: tools, rec: rec, meta: meta, status: protocol.StatusIdle(), rawEvents: p.ExperimentalRawEvents})
 	if err != nil {
 		return nil, err
 	}

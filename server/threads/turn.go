@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/projection"
@@ -61,6 +62,8 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 		return nil, rejectErr(err)
 	}
 	t.replay(c)
+	// The line that ties the request to the turn's own lines.
+	r.Logger().Debug("turn started", zap.String("thread", t.id), zap.String("turn", ack.TurnID))
 	return &protocol.TurnStartResponse{Turn: inProgressTurn(ack.TurnID)}, nil
 }
 

@@ -97,6 +97,11 @@ func (u *utility) execSpec(p *protocol.CommandExecParams) (execSpec, error) {
 			return s, protocol.InvalidRequest("cwd %v", err)
 		}
 	}
+	// Without a cwd the command runs in the daemon's directory, which
+	// must then be in a root too.
+	if err := u.roots().check("command/exec", cwd, true); err != nil {
+		return s, err
+	}
 	s.req = exec.Request{Argv: p.Command, Cwd: cwd, TTY: p.TTY, BaseEnv: u.config().ShellEnv.Environ(os.Environ(), "")}
 	if p.Size != nil {
 		s.req.Rows, s.req.Cols = p.Size.Rows, p.Size.Cols

@@ -219,8 +219,15 @@ func (p *execProc) run(ctx context.Context) (*protocol.CommandExecResponse, erro
 		p.session = res.SessionID
 		p.mu.Unlock()
 		close(p.ready)
-		res, err = p.waitSession(ctx, res.SessionID)
+		id := res.SessionID
+		res, err = p.waitSession(ctx, id)
 		if err != nil {
+			if rpc.Cancelled(ctx) {
+				// Cancelled by the client: the process goes with its
+				// request, as with terminate.
+				_, _ = p.mgr.Terminate(id)
+				return nil, errExecCancelled
+			}
 			return nil, err
 		}
 	} else {
@@ -232,6 +239,9 @@ func (p *execProc) run(ctx context.Context) (*protocol.CommandExecResponse, erro
 			terminated := p.terminated
 			p.mu.Unlock()
 			if !terminated {
+				if rpc.Cancelled(ctx) {
+					return nil, errExecCancelled // Start killed it
+				}
 				return nil, err
 			}
 		}
@@ -267,6 +277,10 @@ func (p *execProc) waitSession(ctx context.Context, id int) (*exec.Result, error
 		return p.final, nil
 	}
 }
+
+// errExecCancelled answers a command/exec the client cancelled
+// ($/cancelRequest).
+var errExecCancelled = rpc.CancelledError("command/exec was cancelled: its process group was killed")
 
 // errClosedDuringExec says why the manager was closed under a running
 // request: the connection ended (no answer is due) or the server drains.

@@ -99,6 +99,9 @@ func (u *utility) runningConfig() map[string]any {
 		}
 		cfg["projects"] = projects
 	}
+	if len(c.FsRoots) > 0 {
+		cfg["fs"] = map[string]any{"roots": c.FsRoots}
+	}
 	if c.Sandbox.Mode == policy.SandboxWorkspaceWrite {
 		roots := []string{}
 		roots = append(roots, c.Sandbox.WritableRoots...)
@@ -117,14 +120,14 @@ func (u *utility) runningConfig() map[string]any {
 // layers, and then reloads the running configuration (as SIGHUP does);
 // a hand edit of the file shows in the origins and layers at once, and
 // in the running configuration after a SIGHUP.
-func (u *utility) configRead(_ context.Context, _ *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
+func (u *utility) configRead(_ context.Context, r *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
 	resp := protocol.ConfigReadResponse{Config: u.runningConfig(), Origins: map[string]protocol.ConfigLayerMetadata{}}
 	name := u.userLayerSource()
 	_, doc, err := u.readUserLayer()
 	if err != nil {
 		// The file changed since the daemon started and is broken now:
 		// say so in the layer rather than fail the read.
-		u.log.Warn("config/read", zap.Error(err))
+		r.Logger().Warn("config.toml cannot be read", zap.Error(err))
 		if p.IncludeLayers {
 			reason := err.Error()
 			resp.Layers = []protocol.ConfigLayer{{Name: name, Version: "", Config: map[string]any{}, DisabledReason: &reason}}
@@ -215,7 +218,7 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", path, osErrorText(err))
 	}
 	if !res.InPlace {
-		u.log.Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
+		r.Logger().Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
 	}
 	if u.live.Reloadable() {
 		_ = u.live.Reload(u.log, "config write")

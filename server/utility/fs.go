@@ -25,6 +25,9 @@ func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
 
 // fsReadFile returns a file's bytes.
 func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPathParams) (*protocol.FsReadFileResponse, error) {
+	if err := u.roots().check("fs/readFile", string(p.Path), true); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(string(p.Path))
 	if err != nil {
 		return nil, fsError(err)
@@ -56,6 +59,9 @@ func (u *utility) fsWriteFile(_ context.Context, _ *rpc.Request, p *protocol.FsW
 	// The guard and the write see the same path: a trailing "/" or "/."
 	// would make the system follow a final link the guard did not.
 	path := filepath.Clean(string(p.Path))
+	if err := u.roots().check("fs/writeFile", path, true); err != nil {
+		return nil, err
+	}
 	if err := u.guard.check("fs/writeFile", path, true); err != nil {
 		return nil, err
 	}
@@ -72,6 +78,9 @@ func (u *utility) fsWriteFile(_ context.Context, _ *rpc.Request, p *protocol.FsW
 // fsCreateDirectory creates a directory, with its parents unless
 // recursive is false.
 func (u *utility) fsCreateDirectory(_ context.Context, _ *rpc.Request, p *protocol.FsCreateDirectoryParams) (*protocol.Empty, error) {
+	if err := u.roots().check("fs/createDirectory", string(p.Path), true); err != nil {
+		return nil, err
+	}
 	var err error
 	if p.Recursive == nil || *p.Recursive {
 		err = os.MkdirAll(string(p.Path), 0o777)
@@ -89,6 +98,10 @@ func (u *utility) fsCreateDirectory(_ context.Context, _ *rpc.Request, p *protoc
 // link is only a symlink.
 func (u *utility) fsGetMetadata(_ context.Context, _ *rpc.Request, p *protocol.FsPathParams) (*protocol.FsGetMetadataResponse, error) {
 	path := string(p.Path)
+	// Followed: what a link points to is reported.
+	if err := u.roots().check("fs/getMetadata", path, true); err != nil {
+		return nil, err
+	}
 	lst, err := os.Lstat(path)
 	if err != nil {
 		return nil, fsError(err)
@@ -114,6 +127,9 @@ func (u *utility) fsGetMetadata(_ context.Context, _ *rpc.Request, p *protocol.F
 // fsReadDirectory lists a directory's entries by name. Like
 // fs/getMetadata, a symbolic link reports what it points to.
 func (u *utility) fsReadDirectory(_ context.Context, _ *rpc.Request, p *protocol.FsPathParams) (*protocol.FsReadDirectoryResponse, error) {
+	if err := u.roots().check("fs/readDirectory", string(p.Path), true); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(string(p.Path))
 	if err != nil {
 		return nil, fsError(err)
@@ -136,13 +152,19 @@ func (u *utility) fsReadDirectory(_ context.Context, _ *rpc.Request, p *protocol
 // fsRemove removes a path: a directory with its contents unless
 // recursive is false; a missing path is fine unless force is false. The
 // guard refuses the paths whose loss would wreck the machine; a
-// recursive remove stops when the connection closes or the server shuts
-// down, and says how far it got.
-func (u *utility) fsRemove(ctx context.Context, _ *rpc.Request, p *protocol.FsRemoveParams) (*protocol.Empty, error) {
+// recursive remove stops when the client cancels it ($/cancelRequest),
+// the connection closes or the server shuts down, and says how far it
+// got.
+func (u *utility) fsRemove(ctx context.Context, r *rpc.Request, p *protocol.FsRemoveParams) (*protocol.Empty, error) {
 	// Cleaned, for the guard and the removal alike: "link/" or "link/."
 	// would have the system follow the link (and empty its target) where
 	// the guard saw the link itself, and "link/.." would lead elsewhere.
 	path := filepath.Clean(string(p.Path))
+	// Not followed: a link in a root that points elsewhere is removed,
+	// not what it points to.
+	if err := u.roots().check("fs/remove", path, false); err != nil {
+		return nil, err
+	}
 	if err := u.guard.check("fs/remove", path, false); err != nil {
 		return nil, err
 	}
@@ -158,8 +180,8 @@ func (u *utility) fsRemove(ctx context.Context, _ *rpc.Request, p *protocol.FsRe
 	if recursive {
 		var n int
 		if n, err = removeTree(ctx, path); err != nil && ctx.Err() != nil {
-			u.log.Warn("fs/remove stopped", zap.String("path", path), zap.Int("removed", n), zap.Error(ctx.Err()))
-			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/remove of %s stopped after removing %d entries: %v", path, n, context.Cause(ctx))
+			r.Logger().Warn("fs/remove stopped", zap.String("path", path), zap.Int("removed", n), zap.NamedError("why", context.Cause(ctx)))
+			return nil, stoppedError(ctx, "fs/remove of %s stopped after removing %d entries", cutPath(path), n)
 		}
 	} else {
 		err = os.Remove(path)

@@ -10,14 +10,24 @@ import (
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"go.uber.org/zap"
 )
 
 // fsCopy copies a file, a symbolic link (as a link) or, with recursive, a
 // directory tree. Inside a tree, links are kept as links and special
 // files (FIFOs, sockets, devices) are skipped; an existing destination
-// directory is merged into and existing files are overwritten.
-func (u *utility) fsCopy(ctx context.Context, _ *rpc.Request, p *protocol.FsCopyParams) (*protocol.Empty, error) {
+// directory is merged into and existing files are overwritten. A tree's
+// copy stops as fsRemove's removal does, and says how far it got.
+func (u *utility) fsCopy(ctx context.Context, r *rpc.Request, p *protocol.FsCopyParams) (*protocol.Empty, error) {
 	src, dst := filepath.Clean(string(p.SourcePath)), filepath.Clean(string(p.DestinationPath))
+	// The source is read as it is (a link is copied as a link); the
+	// destination is written through.
+	if err := u.roots().check("fs/copy", src, false); err != nil {
+		return nil, err
+	}
+	if err := u.roots().check("fs/copy", dst, true); err != nil {
+		return nil, err
+	}
 	if err := u.guard.check("fs/copy", dst, true); err != nil {
 		return nil, err
 	}
@@ -35,7 +45,8 @@ func (u *utility) fsCopy(ctx context.Context, _ *rpc.Request, p *protocol.FsCopy
 		}
 		var n int
 		if n, err = copyTree(ctx, src, dst); err != nil && ctx.Err() != nil {
-			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/copy to %s stopped after copying %d entries: %v", dst, n, context.Cause(ctx))
+			r.Logger().Warn("fs/copy stopped", zap.String("path", dst), zap.Int("copied", n), zap.NamedError("why", context.Cause(ctx)))
+			return nil, stoppedError(ctx, "fs/copy to %s stopped after copying %d entries", cutPath(dst), n)
 		}
 	case mode&fs.ModeSymlink != 0:
 		err = copySymlink(src, dst)

@@ -3,10 +3,14 @@ package utility
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/server/rpc"
 )
 
 // removeBatch is how many directory entries removeTree reads at a time.
@@ -56,4 +60,16 @@ func removeTree(ctx context.Context, path string) (removed int, err error) {
 		return removed, err
 	}
 	return removed + 1, nil
+}
+
+// stoppedError answers a recursive fs/remove or fs/copy that ctx
+// stopped, with what it did (format) and why: -32800 when the client
+// cancelled it, -32603 when the connection closed or the server shuts
+// down.
+func stoppedError(ctx context.Context, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...) + ": " + context.Cause(ctx).Error()
+	if rpc.Cancelled(ctx) {
+		return rpc.CancelledError("%s", msg)
+	}
+	return protocol.Errorf(protocol.CodeInternalError, "%s", msg)
 }

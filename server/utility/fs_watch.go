@@ -25,6 +25,9 @@ const watchDebounce = 200 * time.Millisecond
 // the connection. A file is watched through its directory, so that it may
 // be missing at first and survives being replaced by a rename.
 func (u *utility) fsWatch(_ context.Context, r *rpc.Request, p *protocol.FsWatchParams) (*protocol.FsWatchResponse, error) {
+	if err := u.roots().check("fs/watch", string(p.Path), true); err != nil {
+		return nil, err
+	}
 	c := r.Conn()
 	cu, err := u.forConn(c)
 	if err != nil {

@@ -60,7 +60,11 @@ func (u *utility) search(ctx context.Context, conn uint64, p *protocol.FuzzyFile
 		if !filepath.IsAbs(r) {
 			r = filepath.Join(u.cwd, r)
 		}
-		roots = append(roots, filepath.Clean(r))
+		r = filepath.Clean(r)
+		if err := u.roots().check("fuzzyFileSearch", r, true); err != nil {
+			return nil, err
+		}
+		roots = append(roots, r)
 	}
 	cands := walkRoots(ctx, roots, fuzzyMaxVisited)
 	matches := fuzzy.FindFromIterNoSort(p.Query, func(yield func(string) bool) {

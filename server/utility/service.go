@@ -95,6 +95,9 @@ func Register(s *rpc.Server, opts Options) {
 
 	rpc.Handle(s, "fuzzyFileSearch", u.fuzzyFileSearch)
 
+	// What stops cleanly midway and says what it did.
+	rpc.Cancellable(s, "command/exec", "fs/remove", "fs/copy", "fuzzyFileSearch")
+
 	rpc.Handle(s, "config/read", u.configRead)
 	rpc.Handle(s, "config/value/write", u.configValueWrite)
 	rpc.Handle(s, "config/batchWrite", u.configBatchWrite)
