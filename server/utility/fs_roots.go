@@ -24,7 +24,10 @@ import (
 // roots are the fs roots of the configuration in use: a reload (SIGHUP, a
 // config write) changes them for the next request.
 func (u *utility) roots() fsRoots {
-	return fsRoots{roots: u.config().FsRoots}
+	if cfg := u.config(); cfg != nil {
+		return fsRoots{roots: cfg.FsRoots}
+	}
+	return fsRoots{}
 }
 
 type fsRoots struct {
