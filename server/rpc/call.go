@@ -116,7 +116,7 @@ func (call *Call) end(result json.RawMessage, err error) {
 func (c *Conn) routeResponse(m inMessage) {
 	id, ok := intID(m.id)
 	if !ok {
-		c.log.Debug("ignoring response with a non-integer id", zap.ByteString("id", m.id))
+		c.log.Debug("ignoring response with a non-integer id", logID(m.id))
 		return
 	}
 	c.mu.Lock()

@@ -37,7 +37,7 @@ func (c *Conn) handleNotification(m inMessage) {
 		c.log.Debug("client sent initialized")
 		return
 	}
-	c.log.Debug("ignoring client notification", zap.String("method", m.method))
+	c.log.Debug("ignoring client notification", logMethod(m.method))
 }
 
 // handleRequest gates a request and starts its handler. Everything here is
@@ -76,7 +76,7 @@ func (c *Conn) handleRequest(m inMessage) {
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
-	c.log.Debug("request started", zap.String("method", m.method), zap.ByteString("id", m.id))
+	c.log.Debug("request started", logMethod(m.method), logID(m.id))
 	if key := c.srv.orderKey(m.method, m.params); key != "" {
 		// Tracked from now: one waiting its turn at the shutdown deadline
 		// is answered too.
@@ -106,7 +106,7 @@ func (s *Server) lookup(method string) (*handler, *protocol.MethodInfo) {
 // notImplementedError answers a method the protocol has but agentd does
 // not serve (yet): -32601, so that a client can tell it from a typo.
 func notImplementedError(method string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
+	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", protocol.Cut(method))
 }
 
 // admit reserves an in-flight slot for a request on c, within both the
@@ -169,14 +169,14 @@ func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panicked", zap.String("method", m.method), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
-			r.answer(errorMsg(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", m.method)), false)
+			c.log.Error("handler panicked", logMethod(m.method), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			r.answer(errorMsg(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", protocol.Cut(m.method))), false)
 		}
 	}()
 	start := time.Now()
 	result, err := h.serve(c.ctx, r, m.params)
 	took := time.Since(start)
-	c.log.Debug("request finished", zap.String("method", m.method), zap.ByteString("id", m.id),
+	c.log.Debug("request finished", logMethod(m.method), logID(m.id),
 		zap.Duration("took", took), zap.Bool("ok", err == nil))
 	outcome := OutcomeOK
 	if err != nil {

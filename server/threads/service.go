@@ -78,6 +78,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	sv.store, err = rollout.Open(sv.cfg.Home, rollout.Options{
 		Version:   opts.Version,
 		OnWarning: func(msg string) { log.Warn("rollout", zap.String("warning", msg)) },
+		Limits:    rollout.Limits{MaxLineBytes: sv.cfg.Server.RolloutMaxLineBytes, MaxFileBytes: sv.cfg.Server.RolloutMaxFileBytes},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open thread store: %w", err)
@@ -192,6 +193,9 @@ func (sv *service) provider(id string) (model.Provider, bool) {
 // then stops every loaded thread (turns still running are aborted and
 // recorded as such, rollouts synced), then the demo model and the store.
 func (sv *service) drain(ctx context.Context) {
+	// Reads of rollout files in progress stop now: shutdown never waits
+	// on one (the requests that made them get an error).
+	sv.store.StopReads()
 	sv.threads.waitIdle(ctx)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -192,7 +192,7 @@ func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edi
 		return nil, configWriteError(configValidationError, "Invalid configuration: %v", err)
 	}
 	if err := writeFileAtomic(path, res.Text); err != nil {
-		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", path, osErrorText(err))
+		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", protocol.Cut(path), osErrorText(err))
 	}
 	if !res.InPlace {
 		u.log.Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))

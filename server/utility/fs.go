@@ -42,7 +42,7 @@ func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPa
 	limit := int64(u.cfg.Server.MaxMessageBytes) - 1024
 	if base64Len(st.Size()) > limit {
 		return nil, protocol.Errorf(protocol.CodeInternalError,
-			"fs/readFile: %s is %d bytes, too large for one message (at most %d bytes of base64)", p.Path, st.Size(), limit)
+			"fs/readFile: %s is %d bytes, too large for one message (at most %d bytes of base64)", protocol.Cut(string(p.Path)), st.Size(), limit)
 	}
 	data, err := readAllLimited(f, limit/4*3+1)
 	if err != nil {
@@ -158,8 +158,8 @@ func (u *utility) fsRemove(ctx context.Context, _ *rpc.Request, p *protocol.FsRe
 	if recursive {
 		var n int
 		if n, err = removeTree(ctx, path); err != nil && ctx.Err() != nil {
-			u.log.Warn("fs/remove stopped", zap.String("path", path), zap.Int("removed", n), zap.Error(ctx.Err()))
-			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/remove of %s stopped after removing %d entries: %v", path, n, context.Cause(ctx))
+			u.log.Warn("fs/remove stopped", zap.String("path", protocol.Cut(path)), zap.Int("removed", n), zap.Error(ctx.Err()))
+			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/remove of %s stopped after removing %d entries: %v", protocol.Cut(path), n, context.Cause(ctx))
 		}
 	} else {
 		err = os.Remove(path)

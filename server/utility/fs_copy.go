@@ -35,7 +35,7 @@ func (u *utility) fsCopy(ctx context.Context, _ *rpc.Request, p *protocol.FsCopy
 		}
 		var n int
 		if n, err = copyTree(ctx, src, dst); err != nil && ctx.Err() != nil {
-			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/copy to %s stopped after copying %d entries: %v", dst, n, context.Cause(ctx))
+			return nil, protocol.Errorf(protocol.CodeInternalError, "fs/copy to %s stopped after copying %d entries: %v", protocol.Cut(dst), n, context.Cause(ctx))
 		}
 	case mode&fs.ModeSymlink != 0:
 		err = copySymlink(src, dst)
