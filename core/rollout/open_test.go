@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,5 +194,72 @@ func TestScanStopsWithItsContext(t *testing.T) {
 	}
 	if _, err := ReadThread(testCtx(t), filepath.Join(t.TempDir(), "none"), ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing: %v", err)
+	}
+}
+
+// StopReads ends the store's reads, in progress or later, with
+// ErrReadsStopped: a daemon that shuts down does not wait on one.
+func TestStopReads(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	p := recordThread(t, s, "t-stop", turnScript{id: "t1", prompt: "one", end: "completed"})
+	if _, err := s.Read(testCtx(t), "t-stop", ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.StopReads()
+	if _, err := s.Read(testCtx(t), "t-stop", ReadOptions{}); !errors.Is(err, ErrReadsStopped) {
+		t.Fatalf("Read after StopReads = %v", err)
+	}
+	if _, err := s.ReadMeta(testCtx(t), p); !errors.Is(err, ErrReadsStopped) {
+		t.Fatalf("ReadMeta after StopReads = %v", err)
+	}
+	if _, err := s.Fork(testCtx(t), ForkOptions{SourceID: "t-stop"}); !errors.Is(err, ErrReadsStopped) {
+		t.Fatalf("Fork after StopReads = %v", err)
+	}
+}
+
+// A line longer than the read buffer and within its cap is passed whole,
+// whether the reader can be read again at an offset (a file: the line is
+// measured, then read once) or not (it is gathered); a long last line
+// without its newline is passed torn. The index's scan, started past the
+// first line, finds the same.
+func TestScanPassesLongLinesWhole(t *testing.T) {
+	meta := must(metaLine(testMeta("t-whole", baseTime)))
+	long := bytes.Repeat([]byte("z"), 3*scanBufSize+17)
+	in := slices.Concat(meta, long, []byte("\n"), meta, long)
+	type line struct {
+		b    string
+		n    int
+		torn bool
+	}
+	collect := func(r io.Reader, lim scanLimits) ([]line, int64) {
+		var got []line
+		off, err := scanLines(testCtx(t), r, int64(len(in)), lim, func(b []byte, n int, torn bool) error {
+			got = append(got, line{string(b), n, torn})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, off
+	}
+	want := []line{{string(bytes.TrimRight(meta, "\n")), 1, false}, {string(long), 2, false}, {string(bytes.TrimRight(meta, "\n")), 3, false}, {string(long), 4, true}}
+	lim := readLimits(Limits{MaxLineBytes: 4 * scanBufSize})
+	for name, r := range map[string]io.Reader{
+		"at an offset": bytes.NewReader(in),
+		"gathered":     io.MultiReader(bytes.NewReader(in)),
+	} {
+		got, off := collect(r, lim)
+		if !slices.Equal(got, want) || off != int64(len(in)-len(long)) {
+			t.Fatalf("%s: %d lines, offset %d", name, len(got), off)
+		}
+	}
+	// From an offset, as the index continues a grown file.
+	r := bytes.NewReader(in)
+	start := int64(len(meta) + len(long) + 1)
+	r.Seek(start, io.SeekStart)
+	lim.firstMeta = false
+	got, off := collect(r, lim)
+	if len(got) != 2 || got[1].b != string(long) || !got[1].torn || off != int64(len(meta)) {
+		t.Fatalf("from an offset: %d lines, offset %d", len(got), off)
 	}
 }

@@ -119,6 +119,11 @@ func (s *Store) StopReads() { s.stopReads(ErrReadsStopped) }
 // reading returns ctx, also ended by StopReads, and its release.
 func (s *Store) reading(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	if s.stopped.Err() != nil {
+		// AfterFunc would cancel on another goroutine, a moment later.
+		cancel(context.Cause(s.stopped))
+		return ctx, func() {}
+	}
 	stop := context.AfterFunc(s.stopped, func() { cancel(context.Cause(s.stopped)) })
 	return ctx, func() {
 		stop()
