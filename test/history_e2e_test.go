@@ -106,6 +106,7 @@ func TestOverLongLineIsRefused(t *testing.T) {
 	WantError(t, c.Call("thread/resume", map[string]any{"threadId": "ignored", "path": p}), codeInternal, want)
 	WantError(t, c.Call("thread/read", map[string]any{"threadId": id, "includeTurns": true}), codeInternal, want)
 	WantError(t, c.Call("thread/fork", map[string]any{"threadId": id}), codeInternal, want)
+	WantError(t, c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hi")}), codeInternal, want)
 	WantError(t, c.Call("thread/fork", map[string]any{"threadId": "ignored", "path": p}), codeInvalidRequest,
 		fmt.Sprintf("failed to resolve rollout path `%s`: line too long: line 2 is longer than the limit of 4096 bytes (set by [server] rollout_max_line_bytes)", p))
 }

@@ -32,8 +32,8 @@ func wantSmallError(t *testing.T, m rpctest.Msg, huge string) {
 	}
 }
 
-// A huge method name comes back cut, in an unknown method's error and in
-// an unimplemented one's.
+// A huge method name comes back cut in the unknown method's error; a huge
+// request id is refused.
 func TestHugeMethodNameIsCut(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := rpctest.Connect(t, s.ServeStream)

@@ -124,8 +124,10 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 	}
 	t, _, _, err := sv.loadStored(ctx, id, overrides{})
 	if err != nil {
+		// A file that cannot be read says why (-32603); any other refusal
+		// is the reference's "thread not found".
 		var perr *protocol.Error
-		if errors.As(err, &perr) {
+		if errors.As(err, &perr) && perr.Code == protocol.CodeInvalidRequest {
 			return nil, protocol.InvalidRequest("thread not found: %s", protocol.Cut(id))
 		}
 		return nil, err
