@@ -24,10 +24,10 @@ func hostilePaths(t testing.TB) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		fifo:                       "path is a named pipe (FIFO), not a regular file",
-		"/dev/zero":                "path is a character device, not a regular file",
+		fifo:                        "path is a named pipe (FIFO), not a regular file",
+		"/dev/zero":                 "path is a character device, not a regular file",
 		sparseFile(t, dir, 200<<20): "not a rollout file: no session metadata within its first 1 MiB",
-		dir:                        "path is a directory, not a regular file",
+		dir:                         "path is a directory, not a regular file",
 		writeTemp(t, dir, "other.jsonl", `{"hello":"world"}`+"\n"): "not a rollout file: the first line is not the session's metadata (session_meta)",
 	}
 }
