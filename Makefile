@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
 
-.PHONY: build run test race bench fuzz lint fmt tidy vet staticcheck vuln schema clean
+.PHONY: build run test race bench bench-history fuzz lint fmt tidy vet staticcheck vuln schema clean
 
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
@@ -40,6 +40,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/
 	$(GO) test -run '^$$' -bench . -skip $(BENCH_E2E) -benchtime 2s -count $(BENCH_COUNT) ./test/
 	$(GO) test -run '^$$' -bench $(BENCH_E2E) -benchtime 3x -count $(BENCH_COUNT) -timeout 30m ./test/
+
+# thread/resume at a named pipe, /dev/zero, a 200 MB file with no newline
+# and a stored line past the 64 MiB cap: time and peak RSS above idle.
+bench-history:
+	$(GO) test -run '^$$' -bench HostileResume -benchtime 5x -count $(BENCH_COUNT) ./test/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/

@@ -258,12 +258,13 @@ func (d *scanner) skip() error {
 	}
 }
 
-// unexpected reads the next value and describes it like serde's Unexpected.
+// unexpected reads the next value and describes it like serde's Unexpected
+// (what the client sent is cut to MaxEcho bytes).
 func (d *scanner) unexpected() (string, error) {
 	switch c := d.peek(); c {
 	case '"':
 		s, err := d.text()
-		return "string " + strconv.Quote(s), err
+		return "string " + strconv.Quote(Cut(s)), err
 	case '{':
 		return "map", d.skip()
 	case '[':
@@ -281,7 +282,7 @@ func (d *scanner) unexpected() (string, error) {
 		if float {
 			return "floating point `" + formatFloat(lit) + "`", nil
 		}
-		return "integer `" + string(lit) + "`", nil
+		return "integer `" + Cut(string(lit)) + "`", nil
 	}
 }
 
@@ -289,7 +290,7 @@ func (d *scanner) unexpected() (string, error) {
 func formatFloat(lit []byte) string {
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
-		return string(lit)
+		return Cut(string(lit))
 	}
 	if a := math.Abs(f); a != 0 && (a < 1e-5 || a >= 1e16) {
 		return strings.Replace(strconv.FormatFloat(f, 'e', -1, 64), "e+", "e", 1)
@@ -310,6 +311,7 @@ func (d *scanner) invalidType(expected string) error {
 }
 
 func unknownVariant(v string, names []string) error {
+	v = Cut(v)
 	if len(names) == 0 {
 		return &decodeError{fmt.Sprintf("unknown variant `%s`, there are no variants", v)}
 	}
@@ -382,7 +384,7 @@ func (d *scanner) value(s *Shape) error {
 			return d.invalidType(s.expected())
 		}
 		if !intInRange(lit, s) {
-			return &decodeError{"invalid value: integer `" + string(lit) + "`, expected " + s.expected()}
+			return &decodeError{"invalid value: integer `" + Cut(string(lit)) + "`, expected " + s.expected()}
 		}
 		return nil
 	case KindSlice:

@@ -128,7 +128,7 @@ func BenchmarkResume1000Turns(b *testing.B) {
 	b.Run("turns-only", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
-			if _, err := ReadThread(r.Path(), ReadOptions{SkipHistory: true}); err != nil {
+			if _, err := ReadThread(context.Background(), r.Path(), ReadOptions{SkipHistory: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -30,7 +30,7 @@ func TestTruncatedAtEveryOffsetOfLastTurn(t *testing.T) {
 	start = strings.LastIndexByte(string(full[:start]), '\n') + 1
 	for off := start; off <= len(full); off++ {
 		// The same code as ReadThread, without a file per offset.
-		th, err := rebuild(bytes.NewReader(full[:off]), int64(off), p, ReadOptions{})
+		th, err := rebuild(context.Background(), bytes.NewReader(full[:off]), int64(off), p, ReadOptions{})
 		if err != nil {
 			t.Fatalf("offset %d: %v", off, err)
 		}
@@ -52,7 +52,7 @@ func TestTruncatedAtEveryOffsetOfLastTurn(t *testing.T) {
 			t.Fatalf("offset %d: warnings %v", off, th.Warnings)
 		}
 		// The index's summary survives the same cuts.
-		sum, _, err := continueSummary(bytes.NewReader(full[:off]), int64(off), nil)
+		sum, _, err := continueSummary(bytes.NewReader(full[:off]), int64(off), summaryLimits(Limits{}, 0), nil)
 		if err != nil || len(sum.Turns) < 2 || sum.Preview != "one" {
 			t.Fatalf("offset %d: summary %+v %v", off, sum, err)
 		}
@@ -148,7 +148,7 @@ func TestKillDuringWrites(t *testing.T) {
 		}
 	}()
 
-	th, err := ReadThread(path, ReadOptions{})
+	th, err := ReadThread(context.Background(), path, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

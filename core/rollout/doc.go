@@ -60,6 +60,24 @@
 // thread (thread/read, resume) warns of each; the index's summaries for
 // thread/list skip them silently.
 //
+// # Bounded reads
+//
+// A path to read can come from a client (thread/resume's and
+// thread/fork's path), so no read can be turned against the daemon. Only
+// regular files are opened, and never in a way that blocks: the type is
+// checked, the file opened non-blocking, and the opened file's type
+// checked again (a named pipe swapped in meanwhile is refused too). The
+// first line must be a session_meta record within MetaLineBytes (1 MiB),
+// or the file is not a rollout (ErrNotRollout). Limits cap a line (64 MiB
+// by default: ErrLineTooLong) and a file (1 GiB: ErrFileTooLarge); the
+// index skips an over-long line instead, as it skips a damaged one. A line
+// longer than the read buffer is measured while streaming past it and read
+// whole only when within its cap, so memory holds one line, and a line
+// over the cap costs none. Every read stops when its context ends (its
+// client went away) and once Store.StopReads is called (shutdown).
+// Failures are *FileError values: the path apart from the reason, so that
+// a server can cut a client's path when it echoes it.
+//
 // Archived threads move to <home>/archived_sessions/ flat, keeping their
 // file name; the name carries the creation date, so unarchiving puts the
 // file back in its dated directory.

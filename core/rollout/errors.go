@@ -24,6 +24,8 @@ var (
 	ErrInvalidCursor = errors.New("rollout: invalid cursor")
 	// ErrInvalidThreadID: the id cannot name a rollout file.
 	ErrInvalidThreadID = errors.New("rollout: invalid thread id")
+	// ErrReadsStopped: the read was stopped by Store.StopReads.
+	ErrReadsStopped = errors.New("rollout: reads stopped")
 )
 
 // NotFoundError says which thread has no rollout. Its text is the one

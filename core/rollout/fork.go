@@ -1,10 +1,12 @@
 package rollout
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,6 +20,10 @@ import (
 type ForkOptions struct {
 	// SourceID is the thread to copy.
 	SourceID string
+	// SourcePath, when set, is the rollout file to copy instead of
+	// SourceID's (thread/fork's path): SourceID is then taken from its
+	// session_meta.
+	SourcePath string
 	// NewID is the new thread's id; a UUIDv7 is made when empty.
 	NewID string
 	// LastTurnID is the last turn to copy (inclusive); "" copies all.
@@ -39,17 +45,29 @@ type ForkOptions struct {
 // fork. The source file is not changed. Fork returns the new thread,
 // rebuilt from its file, which it writes and fsyncs before returning.
 func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
+	ctx, done := s.reading(ctx)
+	defer done()
+	if opts.SourcePath != "" {
+		meta, err := ReadMeta(ctx, opts.SourcePath, s.opts.Limits)
+		if err != nil {
+			return nil, err
+		}
+		opts.SourceID = meta.ID
+	}
 	if r := s.recorder(opts.SourceID); r != nil {
 		// Records still queued in the source belong in the copy.
 		if err := r.Flush(ctx); err != nil {
 			return nil, err
 		}
 	}
-	loc, err := s.Find(opts.SourceID)
-	if err != nil {
-		return nil, err
+	loc := Location{Path: opts.SourcePath}
+	if loc.Path == "" {
+		var err error
+		if loc, err = s.Find(opts.SourceID); err != nil {
+			return nil, err
+		}
 	}
-	src, err := ReadThread(loc.Path, ReadOptions{SkipHistory: true})
+	src, err := ReadThread(ctx, loc.Path, ReadOptions{SkipHistory: true, Limits: s.opts.Limits})
 	if err != nil {
 		return nil, err
 	}
@@ -79,16 +97,20 @@ func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
 	}
 	meta.ID, meta.CreatedAt, meta.ForkedFromID = opts.NewID, opts.CreatedAt.UTC().Truncate(time.Millisecond), opts.SourceID
 
-	out, err := metaLine(meta)
-	if err != nil {
-		return nil, err
-	}
-	out, err = copyRecords(out, loc.Path, meta.ID, opts.LastTurnID)
+	first, err := metaLine(meta)
 	if err != nil {
 		return nil, err
 	}
 	dst := s.PathFor(meta.CreatedAt, meta.ID)
-	if err := writeNewFile(dst, out); err != nil {
+	// The copy streams from the source to the new file: memory holds one
+	// record, not the thread.
+	err = writeNewFile(dst, func(w io.Writer) error {
+		if _, err := w.Write(first); err != nil {
+			return err
+		}
+		return copyRecords(ctx, w, loc.Path, meta.ID, opts.LastTurnID, s.opts.Limits)
+	})
+	if err != nil {
 		return nil, err
 	}
 	s.idx.touch(dst)
@@ -98,7 +120,7 @@ func (s *Store) Fork(ctx context.Context, opts ForkOptions) (*Thread, error) {
 			return nil, err
 		}
 	}
-	t, err := ReadThread(dst, ReadOptions{})
+	t, err := ReadThread(ctx, dst, ReadOptions{Limits: s.opts.Limits})
 	if err != nil {
 		return nil, err
 	}
@@ -115,21 +137,19 @@ func hasTurn(t *Thread, id string) bool {
 	return false
 }
 
-// copyRecords appends to out the source's valid records (all but its
+// copyRecords writes to w the source's valid records (all but its
 // session_meta records) up to the end of turn last ("" for all), then
 // format 1 thread names recorded later, then an abort record for the
 // copied last turn if it had not ended. Records that name no turn (the
 // reference's) belong to the turn open when they were written.
-func copyRecords(out []byte, path, newID, last string) ([]byte, error) {
-	f, err := os.Open(path)
+func copyRecords(ctx context.Context, w io.Writer, path, newID, last string, lim Limits) error {
+	f, st, err := openRollout(path, lim)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
+	var out []byte // an event being written
+	newline := []byte{'\n'}
 	const (
 		before = iota // copying up to the last turn
 		inLast        // inside the last turn
@@ -137,7 +157,16 @@ func copyRecords(out []byte, path, newID, last string) ([]byte, error) {
 	)
 	state := before
 	var openTurn string // the last copied turn, while it has not ended
-	var cur string      // the turn that records naming none belong to
+	// werr is the first write error: it ends the scan (copyOne's own
+	// errors only skip a record).
+	var werr error
+	write := func(b []byte) error {
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+		return nil
+	}
+	var cur string // the turn that records naming none belong to
 	copyOne := func(b []byte) error {
 		l, err := parseLine(b, nil)
 		if err != nil {
@@ -190,23 +219,31 @@ func copyRecords(out []byte, path, newID, last string) ([]byte, error) {
 			if completed {
 				msg = core.ItemCompleted{Item: it}
 			}
-			out, err = appendEvent(out, newID, l.time(), core.Event{TurnID: tid, Msg: msg})
-			return err
+			if out, err = appendEvent(out[:0], newID, l.time(), core.Event{TurnID: tid, Msg: msg}); err != nil {
+				return err
+			}
+			return write(out)
 		}
-		out = append(out, b...)
-		out = append(out, '\n')
-		return nil
+		_ = write(b)
+		return write(newline)
 	}
-	if _, err := scanLines(f, st.Size(), func(b []byte, _ int, _ bool) {
+	if _, err := scanLines(ctx, f, st.Size(), readLimits(lim), func(b []byte, _ int, _ bool) error {
 		_, _ = applyRecovering(b, copyOne)
+		return werr
 	}); err != nil {
-		return nil, err
+		if werr != nil {
+			return werr
+		}
+		return readErr(ctx, path, err)
 	}
 	if openTurn != "" {
 		now := time.Now()
-		return appendEvent(out, newID, now, core.Event{TurnID: openTurn, Msg: core.TurnAborted{Reason: core.AbortInterrupted, CompletedAt: now}})
+		if out, err = appendEvent(out[:0], newID, now, core.Event{TurnID: openTurn, Msg: core.TurnAborted{Reason: core.AbortInterrupted, CompletedAt: now}}); err != nil {
+			return err
+		}
+		_ = write(out)
 	}
-	return out, nil
+	return werr
 }
 
 // typedItemOf returns the item of an item_started or item_completed
@@ -256,9 +293,10 @@ func turnBoundary(l line) int {
 	return boundNone
 }
 
-// writeNewFile creates path (which must not exist) with data, fsynced,
-// directory entry included.
-func writeNewFile(path string, data []byte) error {
+// writeNewFile creates path (which must not exist) with what write
+// writes, fsynced, directory entry included. A failed write leaves no
+// file.
+func writeNewFile(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -266,12 +304,15 @@ func writeNewFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := f.Sync(); err != nil {
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(path)
 		return err

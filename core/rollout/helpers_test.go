@@ -186,7 +186,7 @@ func writeThreadFile(t testing.TB, home string, meta SessionMeta, turns int, nam
 
 func mustRead(t testing.TB, path string, opts ReadOptions) *Thread {
 	t.Helper()
-	th, err := ReadThread(path, opts)
+	th, err := ReadThread(context.Background(), path, opts)
 	if err != nil {
 		t.Fatalf("ReadThread: %v", err)
 	}

@@ -51,6 +51,7 @@ type index struct {
 	revalidate time.Duration
 	cachePath  string
 	warn       func(string)
+	lim        Limits
 
 	mu      sync.Mutex
 	loaded  bool
@@ -85,6 +86,7 @@ func newIndex(home string, opts Options) *index {
 		home:       home,
 		revalidate: opts.IndexRevalidate,
 		warn:       opts.OnWarning,
+		lim:        opts.Limits,
 		entries:    map[string]*entry{},
 		byID:       map[string]*entry{},
 		byIno:      map[uint64]*entry{},
@@ -169,6 +171,7 @@ type scanJob struct {
 	archived bool
 	st       os.FileInfo
 	prev     *entry // continue from it when it is the same, grown file
+	lim      Limits
 	result   *entry
 }
 
@@ -277,7 +280,7 @@ func (x *index) visit(p string, archived, full bool, now time.Time, jobs *[]*sca
 			return
 		}
 	}
-	j := &scanJob{path: p, archived: archived, st: st}
+	j := &scanJob{path: p, archived: archived, st: st, lim: x.lim}
 	// A file that only grew is read from where the last scan stopped; one
 	// rewritten in place (same size, new mtime) is read again whole.
 	if e != nil && e.Ino == ino && size > e.Size {
@@ -316,7 +319,7 @@ func (j *scanJob) run() {
 	if j.prev != nil {
 		prev, off = j.prev.Sum, j.prev.Offset
 	}
-	sum, end, err := scanSummary(j.path, prev, off)
+	sum, end, err := scanSummary(j.path, prev, off, j.lim)
 	if err != nil {
 		return
 	}

@@ -2,10 +2,10 @@ package rollout
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -60,44 +60,48 @@ func (s *summary) lastTurnFailed() bool {
 
 // scanSummary continues sum (nil: from scratch) with the records of path
 // from offset on. It returns the new summary and the offset just past the
-// last complete record.
-func scanSummary(path string, prev *summary, offset int64) (*summary, int64, error) {
-	f, err := os.Open(path)
+// last complete record. A file that is not a rollout, or is larger than
+// lim allows, is refused; a line longer than lim allows is skipped, as a
+// damaged one is (reading the thread reports it).
+func scanSummary(path string, prev *summary, offset int64, lim Limits) (*summary, int64, error) {
+	f, st, err := openRollout(path, lim)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
 	if offset > 0 {
 		if _, err := f.Seek(offset, io.SeekStart); err != nil {
 			return nil, 0, err
 		}
 	}
-	s, end, err := continueSummary(f, st.Size()-offset, prev)
+	s, end, err := continueSummary(f, st.Size()-offset, summaryLimits(lim, offset), prev)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fileErr(path, err)
 	}
 	return s, offset + end, nil
 }
 
+// summaryLimits are the bounds of a summary's scan from offset on.
+func summaryLimits(lim Limits, offset int64) scanLimits {
+	return scanLimits{maxLine: lim.maxLine(), skipLong: true, maxBytes: max(lim.maxFile()-offset, 1), firstMeta: offset == 0}
+}
+
 // continueSummary folds the records of r (about size bytes) into a copy of
 // prev.
-func continueSummary(r io.Reader, size int64, prev *summary) (*summary, int64, error) {
+func continueSummary(r io.Reader, size int64, lim scanLimits, prev *summary) (*summary, int64, error) {
 	s := &summary{}
 	if prev != nil {
 		*s = *prev
 		s.Turns = slices.Clone(prev.Turns) // the previous summary may be in use
 	}
 	s.ids = interner{}
-	end, err := scanLines(r, size, func(b []byte, _ int, torn bool) {
+	end, err := scanLines(context.Background(), r, size, lim, func(b []byte, _ int, torn bool) error {
 		// A last line without its newline is not folded in: the next
 		// scan resumes before it and reads it whole (or its rest).
 		if !torn {
 			_, _ = applyRecovering(b, s.apply)
 		}
+		return nil
 	})
 	s.ids = nil
 	return s, end, err

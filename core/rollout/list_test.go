@@ -402,7 +402,7 @@ func TestIncrementalSummaryEqualsFullScan(t *testing.T) {
 	recordTurn(t, r, turnScript{id: "a", prompt: "one", end: "completed"})
 	recordTurn(t, r, turnScript{id: "b", prompt: "two", end: "completed"})
 	r.Sync(ctx)
-	first, off, err := scanSummary(r.Path(), nil, 0)
+	first, off, err := scanSummary(r.Path(), nil, 0, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,11 +410,11 @@ func TestIncrementalSummaryEqualsFullScan(t *testing.T) {
 	recordTurn(t, r, turnScript{id: "c", prompt: "three", end: "failed"})
 	r.SetName(ctx, "n")
 	r.Close(ctx)
-	inc, off2, err := scanSummary(r.Path(), first, off)
+	inc, off2, err := scanSummary(r.Path(), first, off, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, off3, err := scanSummary(r.Path(), nil, 0)
+	full, off3, err := scanSummary(r.Path(), nil, 0, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 package rollout
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,19 +16,16 @@ import (
 
 // ReadThread rebuilds a thread from its rollout file. It never refuses a
 // thread because of damaged records: torn and unreadable lines are skipped
-// and listed in Thread.Warnings; only a file that cannot be read is an
-// error.
-func ReadThread(path string, opts ReadOptions) (*Thread, error) {
-	f, err := os.Open(path)
+// and listed in Thread.Warnings. It refuses a file that is not a rollout
+// (not a regular file, no session_meta first line) or is beyond
+// opts.Limits, with a *FileError; it stops with ctx's error when ctx ends.
+func ReadThread(ctx context.Context, path string, opts ReadOptions) (*Thread, error) {
+	f, st, err := openRollout(path, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	t, err := rebuild(f, st.Size(), path, opts)
+	t, err := rebuild(ctx, f, st.Size(), path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -42,17 +39,18 @@ func ReadThread(path string, opts ReadOptions) (*Thread, error) {
 // rebuild folds the records of r (size bytes of the file at path). Lines
 // are read in batches; each batch is decoded in parallel and then folded in
 // order.
-func rebuild(r io.Reader, size int64, path string, opts ReadOptions) (*Thread, error) {
+func rebuild(ctx context.Context, r io.Reader, size int64, path string, opts ReadOptions) (*Thread, error) {
 	rb := newRebuilder(path, opts)
 	b := batches.Get().(*batch)
 	defer batches.Put(b)
 	b.reset()
-	if _, err := scanLines(r, size, func(l []byte, n int, torn bool) {
+	if _, err := scanLines(ctx, r, size, readLimits(opts.Limits), func(l []byte, n int, torn bool) error {
 		if b.add(l, n, torn) {
 			rb.foldBatch(b)
 		}
+		return nil
 	}); err != nil {
-		return nil, err
+		return nil, readErr(ctx, path, err)
 	}
 	rb.foldBatch(b)
 	return rb.finish(), nil

@@ -1,7 +1,10 @@
 package rollout
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -330,14 +333,21 @@ func TestTornAndGarbageLines(t *testing.T) {
 	}
 }
 
-func TestMissingMetaStillRebuilds(t *testing.T) {
+// A file whose first line is not the session's metadata is not a
+// rollout: reading it fails, naming why, rather than rebuilding a thread
+// from whatever it holds.
+func TestMissingMetaIsNotARollout(t *testing.T) {
 	s, _ := openStore(t, Options{})
 	p := recordThread(t, s, "t-nometa", turnScript{id: "t1", prompt: "one", end: "completed"})
 	b := must(os.ReadFile(p))
 	os.WriteFile(p, b[strings.IndexByte(string(b), '\n')+1:], 0o600)
-	th := mustRead(t, p, ReadOptions{})
-	if th.Meta.ID != "t-nometa" || len(th.Turns) != 1 || th.CreatedAt.IsZero() {
-		t.Fatalf("rebuilt %+v", th.Summary())
+	_, err := ReadThread(context.Background(), p, ReadOptions{})
+	var fe *FileError
+	if !errors.Is(err, ErrNotRollout) || !errors.As(err, &fe) || fe.Path != p {
+		t.Fatalf("ReadThread = %v, want ErrNotRollout for %s", err, p)
+	}
+	if !strings.Contains(err.Error(), "not a rollout file") {
+		t.Fatalf("error %q does not say it is not a rollout file", err)
 	}
 }
 
@@ -345,11 +355,10 @@ func TestEmptyAndMissingFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := dir + "/rollout-2026-11-29T23-01-17-x.jsonl"
 	os.WriteFile(p, nil, 0o600)
-	th := mustRead(t, p, ReadOptions{})
-	if len(th.Turns) != 0 || th.Meta.ID != "x" {
-		t.Fatalf("empty file: %+v", th)
+	if _, err := ReadThread(context.Background(), p, ReadOptions{}); !errors.Is(err, ErrNotRollout) {
+		t.Fatalf("empty file: %v, want ErrNotRollout", err)
 	}
-	if _, err := ReadThread(dir+"/nope.jsonl", ReadOptions{}); err == nil {
-		t.Fatal("missing file read")
+	if _, err := ReadThread(context.Background(), dir+"/nope.jsonl", ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v, want ErrNotExist", err)
 	}
 }

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,9 +77,9 @@ func (n *nameIndex) refreshLocked() {
 	if ino != n.ino || size < n.size || (size == n.size && mod != n.modNs) {
 		n.names, n.offset = map[string]string{}, 0
 	}
-	f, err := os.Open(n.path)
+	f, _, err := openRegular(n.path)
 	if err != nil {
-		n.warnf("session index %s unreadable: %v", n.path, err)
+		n.warnf("session index unreadable: %v", err)
 		return
 	}
 	defer f.Close()
@@ -87,9 +88,11 @@ func (n *nameIndex) refreshLocked() {
 		return
 	}
 	bad, firstBad := 0, ""
-	end, err := scanLines(f, size-n.offset, func(b []byte, _ int, torn bool) {
+	// A line longer than any name is skipped, never held whole.
+	lim := scanLimits{maxLine: DefaultMaxLineBytes, skipLong: true}
+	end, err := scanLines(context.Background(), f, size-n.offset, lim, func(b []byte, _ int, torn bool) error {
 		if torn {
-			return // a rename still being written, read again next time
+			return nil // a rename still being written, read again next time
 		}
 		var l sessionIndexLine
 		if json.Unmarshal(b, &l) != nil || l.ID == "" {
@@ -97,9 +100,10 @@ func (n *nameIndex) refreshLocked() {
 				firstBad = string(b[:min(len(b), 80)])
 			}
 			bad++
-			return
+			return nil
 		}
 		n.names[l.ID] = l.ThreadName
+		return nil
 	})
 	if err != nil {
 		n.warnf("session index %s unreadable: %v", n.path, err)

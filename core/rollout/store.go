@@ -54,6 +54,9 @@ type Options struct {
 	// NoIndexWarmUp stops Open from building the index in the background
 	// (the first List then builds it).
 	NoIndexWarmUp bool
+	// Limits bound every read of a rollout file: a read, a fork, ReadFile
+	// and the index's scans.
+	Limits Limits
 }
 
 // Location is where a thread's rollout file is.
@@ -71,6 +74,11 @@ type Store struct {
 	opts Options
 	cfg  recorderConfig
 	idx  *index
+
+	// stopped ends when StopReads is called: every read in progress
+	// stops with ErrReadsStopped, and so does any later one.
+	stopped   context.Context
+	stopReads context.CancelCauseFunc
 
 	mu sync.Mutex
 	// open holds the recorders this store created and that are not
@@ -96,6 +104,7 @@ func Open(home string, opts Options) (*Store, error) {
 		opts.IndexRevalidate = 2 * time.Second
 	}
 	s := &Store{home: home, opts: opts, open: map[string]*Recorder{}}
+	s.stopped, s.stopReads = context.WithCancelCause(context.Background())
 	s.idx = newIndex(home, opts)
 	s.cfg = recorderConfig{
 		warn:          s.warn,
@@ -116,6 +125,34 @@ func Open(home string, opts Options) (*Store, error) {
 
 // Home is the store's root directory.
 func (s *Store) Home() string { return s.home }
+
+// StopReads stops every read of a rollout file in progress (Read, Fork,
+// ReadMeta) and refuses later ones, with ErrReadsStopped: a daemon that
+// shuts down never waits on a read. Writes go on.
+func (s *Store) StopReads() { s.stopReads(ErrReadsStopped) }
+
+// reading returns ctx, also ended by StopReads, and its release.
+func (s *Store) reading(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if s.stopped.Err() != nil {
+		// AfterFunc would cancel on another goroutine, a moment later.
+		cancel(context.Cause(s.stopped))
+		return ctx, func() {}
+	}
+	stop := context.AfterFunc(s.stopped, func() { cancel(context.Cause(s.stopped)) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// ReadMeta reads the session_meta of the rollout file at path (any path,
+// such as one a client gives), within the store's limits.
+func (s *Store) ReadMeta(ctx context.Context, path string) (SessionMeta, error) {
+	ctx, done := s.reading(ctx)
+	defer done()
+	return ReadMeta(ctx, path, s.opts.Limits)
+}
 
 // Close saves the index. Recorders are closed by their owners.
 func (s *Store) Close() error { return s.idx.close() }
@@ -224,9 +261,14 @@ func metaLine(meta SessionMeta) ([]byte, error) {
 	return appendLine(nil, meta.CreatedAt, LineSessionMeta, "", payload), nil
 }
 
+// Limits returns the bounds of the store's reads.
+func (s *Store) Limits() Limits { return s.opts.Limits }
+
 // Read rebuilds a stored thread. When the thread has an open recorder,
 // what it has queued is written first, so the rebuild sees every record.
 func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*Thread, error) {
+	ctx, done := s.reading(ctx)
+	defer done()
 	if r := s.recorder(threadID); r != nil {
 		if err := r.Flush(ctx); err != nil && !errors.Is(err, ErrClosed) {
 			return nil, err
@@ -236,7 +278,10 @@ func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*T
 	if err != nil {
 		return nil, err
 	}
-	t, err := ReadThread(loc.Path, opts)
+	if opts.Limits == (Limits{}) {
+		opts.Limits = s.opts.Limits
+	}
+	t, err := ReadThread(ctx, loc.Path, opts)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, notFound(threadID)

@@ -82,4 +82,7 @@ type ReadOptions struct {
 	// SkipHistory leaves Thread.History nil, for views that only need
 	// turns and metadata.
 	SkipHistory bool
+	// Limits bound the read (a Store's reads take its Options.Limits
+	// when this is zero).
+	Limits Limits
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,7 +41,7 @@ func TestTornRecordBeforeAGoodOne(t *testing.T) {
 			if len(th.Turns) != 1 || th.Turns[0].Status != TurnCompleted {
 				t.Fatalf("read: turns %+v (warnings %q)", th.Turns, th.Warnings)
 			}
-			s, _, err := continueSummary(bytes.NewReader(b), int64(len(b)), nil)
+			s, _, err := continueSummary(bytes.NewReader(b), int64(len(b)), summaryLimits(Limits{}, 0), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,16 +63,16 @@ func TestIndexDoesNotApplyAnUnfinishedLineTwice(t *testing.T) {
 	}
 	rb := appendLine(nil, baseTime, LineEventMsg, "", []byte(`{"type":"thread_rolled_back","num_turns":1}`))
 	partial := append(append([]byte{}, b...), rb[:len(rb)-1]...) // the record, not yet its newline
-	s1, off, err := continueSummary(bytes.NewReader(partial), int64(len(partial)), nil)
+	s1, off, err := continueSummary(bytes.NewReader(partial), int64(len(partial)), summaryLimits(Limits{}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	full := append(append([]byte{}, b...), rb...)
-	s2, _, err := continueSummary(bytes.NewReader(full[off:]), int64(len(full))-off, s1)
+	s2, _, err := continueSummary(bytes.NewReader(full[off:]), int64(len(full))-off, summaryLimits(Limits{}, off), s1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, _ := rebuild(bytes.NewReader(full), int64(len(full)), "x", ReadOptions{})
+	th, _ := rebuild(context.Background(), bytes.NewReader(full), int64(len(full)), "x", ReadOptions{})
 	if len(s2.Turns) != 2 || len(th.Turns) != 2 {
 		t.Fatalf("index %d turns, read %d, want 2 and 2", len(s2.Turns), len(th.Turns))
 	}

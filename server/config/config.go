@@ -8,6 +8,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/agentd-dev/agentd/server/scope"
 )
@@ -43,9 +44,17 @@ const (
 	// DefaultThreadUnloadDelay is how long a thread without subscribers
 	// stays loaded (the reference's THREAD_UNLOADING_DELAY, 30 min).
 	DefaultThreadUnloadDelay = 30 * time.Minute
+	// DefaultRolloutMaxLineBytes caps one line of a rollout file that
+	// agentd reads: a longer line fails the read (64 MiB).
+	DefaultRolloutMaxLineBytes = rollout.DefaultMaxLineBytes
+	// DefaultRolloutMaxFileBytes caps a rollout file that agentd reads
+	// (1 GiB).
+	DefaultRolloutMaxFileBytes = rollout.DefaultMaxFileBytes
 
 	// minMaxMessageBytes keeps the cap above any sane single message.
 	minMaxMessageBytes = 1 << 10
+	// minRolloutBytes keeps the rollout caps above a session_meta line.
+	minRolloutBytes = 1 << 10
 )
 
 // Config is the resolved configuration.
@@ -188,6 +197,11 @@ type ServerLimits struct {
 	// ThreadUnloadDelay is how long an unsubscribed, idle thread stays
 	// loaded (thread_unload_delay_secs).
 	ThreadUnloadDelay time.Duration
+	// RolloutMaxLineBytes and RolloutMaxFileBytes bound every read of a
+	// rollout file, such as the one a client names in thread/resume's
+	// path (rollout_max_line_bytes, rollout_max_file_bytes).
+	RolloutMaxLineBytes int64
+	RolloutMaxFileBytes int64
 }
 
 // WSToken is one [app_server.tokens.<name>] table: the SHA-256 digest of
@@ -215,6 +229,8 @@ func DefaultLimits() ServerLimits {
 		OutboundQueueSize:        DefaultOutboundQueueSize,
 		ShutdownTimeout:          DefaultShutdownTimeout,
 		ThreadUnloadDelay:        DefaultThreadUnloadDelay,
+		RolloutMaxLineBytes:      DefaultRolloutMaxLineBytes,
+		RolloutMaxFileBytes:      DefaultRolloutMaxFileBytes,
 	}
 }
 

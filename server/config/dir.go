@@ -1,9 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // ResolveDir makes dir absolute (relative to base), cleans it, and checks
@@ -17,12 +21,17 @@ func ResolveDir(dir, base string) (string, error) {
 		dir = filepath.Join(base, dir)
 	}
 	dir = filepath.Clean(dir)
+	// The error names the directory once, cut: a client may have sent it.
 	st, err := os.Stat(dir)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", dir, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("%s: %w", protocol.Cut(dir), err)
 	}
 	if !st.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", dir)
+		return "", fmt.Errorf("%s is not a directory", protocol.Cut(dir))
 	}
 	return dir, nil
 }

@@ -110,4 +110,6 @@ type serverTable struct {
 	OutboundQueueSize        *int64 `toml:"outbound_queue_size"`
 	ShutdownTimeoutMS        *int64 `toml:"shutdown_timeout_ms"`
 	ThreadUnloadDelaySecs    *int64 `toml:"thread_unload_delay_secs"`
+	RolloutMaxLineBytes      *int64 `toml:"rollout_max_line_bytes"`
+	RolloutMaxFileBytes      *int64 `toml:"rollout_max_file_bytes"`
 }

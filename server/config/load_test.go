@@ -113,6 +113,8 @@ max_message_bytes = 4096
 outbound_queue_size = 9
 shutdown_timeout_ms = 250
 thread_unload_delay_secs = 60
+rollout_max_line_bytes = 2048
+rollout_max_file_bytes = 1048576
 `)
 	cfg, err := Load(Options{Home: home, Getenv: env("MOCK_KEY", "k")})
 	if err != nil {
@@ -135,7 +137,11 @@ thread_unload_delay_secs = 60
 	if sb.Mode != policy.SandboxWorkspaceWrite || len(sb.WritableRoots) != 1 || !sb.NetworkAccess || !sb.ExcludeSlashTmp || sb.ExcludeTmpdirEnvVar {
 		t.Fatalf("sandbox %+v", sb)
 	}
-	want := ServerLimits{3, 7, 4096, 9, 250 * time.Millisecond, 60 * time.Second}
+	want := ServerLimits{
+		MaxInflightPerConnection: 3, MaxInflight: 7, MaxMessageBytes: 4096, OutboundQueueSize: 9,
+		ShutdownTimeout: 250 * time.Millisecond, ThreadUnloadDelay: 60 * time.Second,
+		RolloutMaxLineBytes: 2048, RolloutMaxFileBytes: 1 << 20,
+	}
 	if cfg.Server != want {
 		t.Fatalf("limits %+v, want %+v", cfg.Server, want)
 	}

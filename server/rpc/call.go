@@ -125,7 +125,7 @@ func (call *Call) end(result json.RawMessage, err error) {
 func (c *Conn) routeResponse(m inMessage) {
 	id, ok := intID(m.id)
 	if !ok {
-		c.log.Debug("ignoring response with a non-integer id", zap.String("serverRequest", idText(m.id)))
+		c.log.Debug("ignoring response with a non-integer id", zap.String("serverRequest", protocol.Cut(idText(m.id))))
 		return
 	}
 	c.mu.Lock()

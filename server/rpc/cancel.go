@@ -76,7 +76,7 @@ type cancelParams struct {
 func (c *Conn) handleCancel(params json.RawMessage) {
 	var p cancelParams
 	if err := json.Unmarshal(params, &p); err != nil || !validID(p.ID) {
-		c.log.Debug("ignoring "+CancelMethod+" without a request id", zap.ByteString("params", cut(params)))
+		c.log.Debug("ignoring "+CancelMethod+" without a request id", zap.String("params", protocol.Cut(string(params))))
 		return
 	}
 	key := idKey(p.ID)
@@ -89,7 +89,7 @@ func (c *Conn) handleCancel(params json.RawMessage) {
 	}
 	c.mu.Unlock()
 	if len(hits) == 0 {
-		c.log.Debug("ignoring "+CancelMethod+" for no request in flight", zap.String("request", idText(p.ID)))
+		c.log.Debug("ignoring "+CancelMethod+" for no request in flight", logID(p.ID))
 		return
 	}
 	for _, r := range hits {
@@ -154,11 +154,4 @@ func idText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// cut shortens raw bytes for a log line.
-func cut(raw []byte) []byte {
-	const max = 200
-	if len(raw) > max {
-		return raw[:max]
-	}
-	return raw
-}
+

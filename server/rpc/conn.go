@@ -294,7 +294,7 @@ func (c *Conn) outcome(err error) bool {
 func (c *Conn) resultMsg(id json.RawMessage, result any) outMsg {
 	data, err := encodeResponse(id, result)
 	if err != nil {
-		c.log.Error("cannot encode result", zap.String("request", idText(id)), zap.Error(err))
+		c.log.Error("cannot encode result", logID(id), zap.Error(err))
 		return errorMsg(id, protocol.Errorf(protocol.CodeInternalError, "internal error: cannot encode result: %v", err))
 	}
 	return outMsg{data: data}

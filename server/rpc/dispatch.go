@@ -43,7 +43,7 @@ func (c *Conn) handleNotification(m inMessage) {
 		c.handleCancel(m.params)
 		return
 	}
-	c.log.Debug("ignoring client notification", zap.String("method", m.method))
+	c.log.Debug("ignoring client notification", logMethod(m.method))
 }
 
 // handleRequest gates a request and starts its handler. Everything here is
@@ -71,7 +71,7 @@ func (c *Conn) handleRequest(m inMessage) {
 	// not depend on its params, and no handler runs.
 	if need := scope.Required(m.method); !c.Scope().Allows(need) {
 		c.srv.observeRequest(c, m.method, OutcomeRejected, 0)
-		c.log.Info("request refused by scope", zap.String("method", m.method), zap.Stringer("needs", need))
+		c.log.Info("request refused by scope", logMethod(m.method), zap.Stringer("needs", need))
 		c.sendError(m.id, scope.Deny(c.Scope(), m.method, ""))
 		return
 	}
@@ -91,7 +91,7 @@ func (c *Conn) handleRequest(m inMessage) {
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
-	c.log.Debug("request started", zap.String("request", idText(m.id)), zap.String("method", m.method))
+	c.log.Debug("request started", logID(m.id), logMethod(m.method))
 	// Tracked from now, on the read loop: a $/cancelRequest read right
 	// after it finds it, and one waiting its turn at the shutdown deadline
 	// is answered too.
@@ -123,7 +123,7 @@ func (s *Server) lookup(method string) (*handler, *protocol.MethodInfo) {
 // notImplementedError answers a method the protocol has but agentd does
 // not serve (yet): -32601, so that a client can tell it from a typo.
 func notImplementedError(method string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", method)
+	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", protocol.Cut(method))
 }
 
 // admit reserves an in-flight slot for a request on c, within both the
@@ -188,7 +188,7 @@ func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.Logger().Error("handler panicked", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
-			r.answer(errorMsg(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", m.method)), false)
+			r.answer(errorMsg(m.id, protocol.Errorf(protocol.CodeInternalError, "internal error in %s", protocol.Cut(m.method))), false)
 		}
 	}()
 	start := time.Now()
@@ -207,7 +207,7 @@ func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
 	case err != nil:
 		outcome = OutcomeError
 	}
-	c.log.Debug("request finished", zap.String("request", idText(m.id)), zap.String("method", m.method),
+	c.log.Debug("request finished", logID(m.id), logMethod(m.method),
 		zap.Duration("took", took), zap.String("outcome", outcome))
 	c.srv.observeRequest(c, m.method, outcome, time.Since(m.arrived))
 	if err != nil {

@@ -25,7 +25,7 @@ func (c *Conn) handleInitialize(id json.RawMessage, raw json.RawMessage) {
 	}
 	p := v.(*protocol.InitializeParams)
 	if !validHeaderValue(p.ClientInfo.Name) {
-		c.sendError(id, protocol.InvalidRequest("Invalid clientInfo.name: '%s'. Must be a valid HTTP header value.", p.ClientInfo.Name))
+		c.sendError(id, protocol.InvalidRequest("Invalid clientInfo.name: '%s'. Must be a valid HTTP header value.", protocol.Cut(p.ClientInfo.Name)))
 		return
 	}
 	sess := newSession(p)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/protocol"
+	"go.uber.org/zap"
 )
 
 // This file is the JSON-RPC envelope as agentd speaks it: no "jsonrpc"
@@ -91,6 +92,11 @@ func decodeMessage(data []byte) (inMessage, *protocol.Error, json.RawMessage) {
 	hasID := w.ID != nil && !isNull(w.ID)
 	if hasID && !validID(w.ID) {
 		return inMessage{}, protocol.InvalidRequest("Invalid request: id must be an integer or a string"), nullID
+	}
+	if hasID && len(w.ID) > protocol.MaxEcho {
+		// Every answer echoes the id whole: a huge one would make every
+		// answer huge. Refused, answered to null.
+		return inMessage{}, protocol.InvalidRequest("Invalid request: id is longer than %d bytes", protocol.MaxEcho), nullID
 	}
 	answerTo := nullID
 	if hasID {
@@ -265,8 +271,18 @@ func encodeResponse(id json.RawMessage, result any) ([]byte, error) {
 }
 
 // encodeError builds {"error":{…},"id":…}, the member order the
-// reference uses.
+// reference uses. It is where every error response is bounded, whoever
+// built it: the message is cut to protocol.MaxErrorMessage and data past
+// maxErrorData is dropped, so that no error is larger than a few KB.
 func encodeError(id json.RawMessage, perr *protocol.Error) []byte {
+	if len(perr.Message) > protocol.MaxErrorMessage || len(perr.Data) > maxErrorData {
+		bounded := *perr
+		bounded.Message = protocol.CutTo(perr.Message, protocol.MaxErrorMessage)
+		if len(perr.Data) > maxErrorData {
+			bounded.Data = nil
+		}
+		perr = &bounded
+	}
 	e := getEncBuf()
 	defer e.release()
 	e.b.WriteString(`{"error":`)
@@ -281,6 +297,15 @@ func encodeError(id json.RawMessage, perr *protocol.Error) []byte {
 	e.b.WriteByte('}')
 	return e.bytes()
 }
+
+// maxErrorData bounds an error's data member; ours are a few bytes.
+const maxErrorData = 1024
+
+// logMethod and logID are the log fields of a client's method and request
+// id, cut to protocol.MaxEcho: they are what a client chose.
+func logMethod(method string) zap.Field { return zap.String("method", protocol.Cut(method)) }
+
+func logID(id json.RawMessage) zap.Field { return zap.String("request", protocol.Cut(idText(id))) }
 
 // encodeRequest builds a server→client request {"id":n,"method":…,"params":…}.
 func encodeRequest(id int64, method string, params any) ([]byte, error) {

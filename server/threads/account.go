@@ -71,7 +71,7 @@ func (sv *service) accountLoginStart(_ context.Context, r *rpc.Request, p *proto
 // never a sign-in to cancel.
 func accountLoginCancel(_ context.Context, _ *rpc.Request, p *protocol.CancelLoginAccountParams) (*protocol.CancelLoginAccountResponse, error) {
 	if _, err := uuid.Parse(p.LoginID); err != nil {
-		return nil, protocol.InvalidRequest("invalid login id: %s", p.LoginID)
+		return nil, protocol.InvalidRequest("invalid login id: %s", protocol.Cut(p.LoginID))
 	}
 	return &protocol.CancelLoginAccountResponse{Status: protocol.CancelLoginNotFound}, nil
 }

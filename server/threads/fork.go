@@ -2,6 +2,7 @@ package threads
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agentd-dev/agentd/server/rpc"
 
@@ -12,27 +13,43 @@ import (
 
 func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.ThreadForkParams) (*protocol.ThreadStartResponse, error) {
 	c := r.Conn()
-	src := sv.threads.get(p.ThreadID)
-	if src != nil && (src.rec == nil || !src.rec.Materialized()) {
-		return nil, protocol.InvalidRequest("thread %s has no turns to fork", p.ThreadID)
-	}
-	if err := validApproval(p.ApprovalPolicy); err != nil {
-		return nil, err
-	}
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
 		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 		scope: c.Scope(), method: r.Method()}
-	// Before the fork is written: a refused fork leaves nothing behind.
+	// Before anything is read or written: a refused fork leaves nothing
+	// behind.
 	if err := sv.permit(ov); err != nil {
 		return nil, err
 	}
 	opts := rollout.ForkOptions{SourceID: p.ThreadID, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Name }}
+	if p.Path != nil && *p.Path != "" {
+		// As the reference: the file at path is the source, whatever
+		// threadId says; the source's id is the one in its metadata.
+		meta, err := sv.store.ReadMeta(ctx, *p.Path)
+		if err != nil {
+			return nil, pathErr(err)
+		}
+		opts.SourceID, opts.SourcePath = meta.ID, *p.Path
+	}
+	src := sv.threads.get(opts.SourceID)
+	if src != nil && (src.rec == nil || !src.rec.Materialized()) {
+		return nil, protocol.InvalidRequest("thread %s has no turns to fork", protocol.Cut(opts.SourceID))
+	}
+	if err := validApproval(p.ApprovalPolicy); err != nil {
+		return nil, err
+	}
 	if p.LastTurnID != nil {
 		opts.LastTurnID = *p.LastTurnID
 	}
 	rt, err := sv.store.Fork(ctx, opts)
 	if err != nil {
-		return nil, storeErr(p.ThreadID, err)
+		if errors.Is(err, rollout.ErrTurnNotFound) {
+			return nil, protocol.InvalidRequest("turn not found: %s", protocol.Cut(opts.LastTurnID))
+		}
+		if opts.SourcePath != "" {
+			return nil, pathErr(err)
+		}
+		return nil, storeErr(opts.SourceID, err)
 	}
 	id := rt.Meta.ID
 	st, err := sv.apply(sv.storedSettings(ctx, rt), ov)

@@ -85,7 +85,7 @@ func (sv *service) threadRevert(ctx context.Context, r *rpc.Request, p *protocol
 		}
 	}
 	if pos < 0 {
-		return nil, protocol.InvalidRequest("turn not found: %s", p.BeforeTurnID)
+		return nil, protocol.InvalidRequest("turn not found: %s", protocol.Cut(p.BeforeTurnID))
 	}
 	n := 0
 	for _, rt := range turns[pos:] {

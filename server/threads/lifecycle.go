@@ -27,7 +27,7 @@ func (sv *service) threadArchive(ctx context.Context, r *rpc.Request, p *protoco
 		if t := sv.threads.get(p.ThreadID); t == nil || t.rec == nil || t.rec.Materialized() {
 			return nil, storeErr(p.ThreadID, err)
 		}
-		return nil, protocol.InvalidRequest("thread %s has no turns to archive", p.ThreadID)
+		return nil, protocol.InvalidRequest("thread %s has no turns to archive", protocol.Cut(p.ThreadID))
 	}
 	if t := sv.threads.get(p.ThreadID); t != nil {
 		sv.unload(ctx, t)

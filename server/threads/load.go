@@ -82,7 +82,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 // settings (the last turn's, changed by ov), its rollout reopened.
 func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*thread, *rollout.Thread, threadSettings, error) {
 	if _, err := checkID(id); err != nil {
-		return nil, nil, threadSettings{}, protocol.InvalidRequest("no rollout found for thread id %s", id)
+		return nil, nil, threadSettings{}, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
 	}
 	rt, err := sv.store.Read(ctx, id, rollout.ReadOptions{})
 	if err != nil {
@@ -128,9 +128,11 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 	}
 	t, _, _, err := sv.loadStored(ctx, id, overrides{})
 	if err != nil {
+		// A file that cannot be read says why (-32603); any other refusal
+		// is the reference's "thread not found".
 		var perr *protocol.Error
-		if errors.As(err, &perr) {
-			return nil, protocol.InvalidRequest("thread not found: %s", id)
+		if errors.As(err, &perr) && perr.Code == protocol.CodeInvalidRequest {
+			return nil, protocol.InvalidRequest("thread not found: %s", protocol.Cut(id))
 		}
 		return nil, err
 	}
@@ -182,7 +184,7 @@ func dynamicTools(specs []protocol.DynamicToolSpec) ([]core.DynamicToolSpec, err
 	add := func(ns string, f *protocol.DynamicFunctionTool) error {
 		schema, err := jsonRaw(f.InputSchema)
 		if err != nil {
-			return protocol.InvalidRequest("Invalid request: dynamicTools: tool %q: %v", f.Name, err)
+			return protocol.InvalidRequest("Invalid request: dynamicTools: tool %q: %v", protocol.Cut(f.Name), err)
 		}
 		out = append(out, core.DynamicToolSpec{Name: f.Name, Namespace: ns, Description: f.Description, InputSchema: schema, DeferLoading: f.DeferLoading})
 		return nil
@@ -212,18 +214,24 @@ func dynamicTools(specs []protocol.DynamicToolSpec) ([]core.DynamicToolSpec, err
 // checkID checks a thread id's form (a UUID).
 func checkID(id string) (string, error) {
 	if _, err := uuid.Parse(id); err != nil {
-		return "", fmt.Errorf("invalid thread id %q", id)
+		return "", fmt.Errorf("invalid thread id %q", protocol.Cut(id))
 	}
 	return id, nil
 }
 
-// storeErr maps store errors to the reference's texts.
+// storeErr maps store errors to the reference's texts, and a stored
+// thread's file that cannot be read (readErr) to an internal error that
+// says why.
 func storeErr(id string, err error) error {
+	var ic *rollout.InvalidCursorError
 	switch {
 	case errors.Is(err, rollout.ErrNotFound):
-		return protocol.InvalidRequest("no rollout found for thread id %s", id)
-	case errors.Is(err, rollout.ErrInvalidCursor):
-		return protocol.InvalidRequest("%v", err)
+		return protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
+	case errors.As(err, &ic):
+		return protocol.InvalidRequest("invalid cursor: %s", protocol.Cut(ic.Cursor))
+	}
+	if perr := readErr(err, protocol.CodeInternalError, "failed to read thread "+protocol.Cut(id)+": rollout"); perr != nil {
+		return perr
 	}
 	return err
 }
@@ -258,7 +266,7 @@ func (sv *service) storedTurns(ctx context.Context, id string) ([]rollout.Turn, 
 	t := sv.threads.get(id)
 	if t == nil {
 		if _, err := checkID(id); err != nil {
-			return nil, protocol.InvalidRequest("no rollout found for thread id %s", id)
+			return nil, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
 		}
 	}
 	return sv.turnsOf(ctx, id, t)

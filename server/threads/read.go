@@ -13,7 +13,7 @@ import (
 
 func (sv *service) threadRead(ctx context.Context, r *rpc.Request, p *protocol.ThreadReadParams) (*protocol.ThreadReadResponse, error) {
 	c := r.Conn()
-	notLoaded := protocol.InvalidRequest("thread not loaded: %s", p.ThreadID)
+	notLoaded := protocol.InvalidRequest("thread not loaded: %s", protocol.Cut(p.ThreadID))
 	if t := sv.threads.get(p.ThreadID); t != nil {
 		th := t.wire(false)
 		if p.IncludeTurns {
@@ -34,7 +34,7 @@ func (sv *service) threadRead(ctx context.Context, r *rpc.Request, p *protocol.T
 		if errors.Is(err, rollout.ErrNotFound) {
 			return nil, notLoaded
 		}
-		return nil, err
+		return nil, storeErr(p.ThreadID, err)
 	}
 	th := sv.wireThread(p.ThreadID, metaOf(rt), protocol.StatusNotLoaded())
 	if p.IncludeTurns {
@@ -124,7 +124,7 @@ func page[T any](items []T, cursor *string, limit *uint32, desc bool) (out []T, 
 	if cursor != nil && *cursor != "" {
 		v, perr := strconv.Atoi(*cursor)
 		if perr != nil || v < 0 || v > len(items) {
-			return nil, nil, nil, protocol.InvalidRequest("invalid cursor: %s", *cursor)
+			return nil, nil, nil, protocol.InvalidRequest("invalid cursor: %s", protocol.Cut(*cursor))
 		}
 		start = v
 	}
@@ -186,7 +186,7 @@ func (sv *service) threadItemsList(ctx context.Context, _ *rpc.Request, p *proto
 				}
 			}
 			if pos < 0 {
-				return nil, protocol.InvalidRequest("invalid cursor: item %s not found", p.Cursor.ItemID)
+				return nil, protocol.InvalidRequest("invalid cursor: item %s not found", protocol.Cut(p.Cursor.ItemID))
 			}
 			if desc {
 				pos = len(entries) - 1 - pos

@@ -6,7 +6,6 @@ import (
 	"github.com/agentd-dev/agentd/server/rpc"
 
 	"github.com/agentd-dev/agentd/core"
-	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/scope"
@@ -19,11 +18,13 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 		return nil, err
 	}
 	if p.Path != nil && *p.Path != "" {
-		rt, err := rollout.ReadThread(*p.Path, rollout.ReadOptions{SkipHistory: true})
+		// Only the session's metadata is read from a path: it names the
+		// thread, which is then loaded as any stored thread.
+		meta, err := sv.store.ReadMeta(ctx, *p.Path)
 		if err != nil {
-			return nil, protocol.InvalidRequest("no rollout found at path %s: %v", *p.Path, err)
+			return nil, pathErr(err)
 		}
-		id = rt.Meta.ID
+		id = meta.ID
 	}
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err

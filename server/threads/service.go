@@ -97,6 +97,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 		OnWriteFailed:    sv.storage.writeFailed,
 		OnWriteRecovered: sv.storage.writeRecovered,
 		WriteFault:       opts.RolloutWriteFault,
+		Limits:           rollout.Limits{MaxLineBytes: live.Get().Server.RolloutMaxLineBytes, MaxFileBytes: live.Get().Server.RolloutMaxFileBytes},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open thread store: %w", err)
@@ -225,6 +226,9 @@ func providerIn(cfg *config.Config, id string) (model.Provider, bool) {
 // then stops every loaded thread (turns still running are aborted and
 // recorded as such, rollouts synced), then the demo model and the store.
 func (sv *service) drain(ctx context.Context) {
+	// Reads of rollout files in progress stop now: shutdown never waits
+	// on one (the requests that made them get an error).
+	sv.store.StopReads()
 	sv.threads.waitIdle(ctx)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

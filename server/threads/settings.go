@@ -136,7 +136,7 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 	if o.provider != nil {
 		p, ok := providerIn(s.cfg, *o.provider)
 		if !ok {
-			return s, protocol.InvalidRequest("unknown model provider %q", *o.provider)
+			return s, protocol.InvalidRequest("unknown model provider %q", protocol.Cut(*o.provider))
 		}
 		if p.ID != s.provider.ID && o.model == nil && p.ID == config.DemoProviderID {
 			s.model = config.DemoModel
@@ -187,7 +187,7 @@ func configOverrides(o overrides) (overrides, error) {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return nil, protocol.InvalidRequest("Invalid request: config.%s must be a string", key)
+			return nil, protocol.InvalidRequest("Invalid request: config.%s must be a string", protocol.Cut(key))
 		}
 		return &s, nil
 	}
@@ -243,7 +243,7 @@ func validApproval(ap *protocol.AskForApproval) error {
 		return nil
 	}
 	if !policy.ApprovalPolicy(ap.Mode).Valid() {
-		return protocol.InvalidRequest("Invalid request: unknown approval policy %q", ap.Mode)
+		return protocol.InvalidRequest("Invalid request: unknown approval policy %q", protocol.Cut(string(ap.Mode)))
 	}
 	return nil
 }

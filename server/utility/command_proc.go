@@ -48,7 +48,7 @@ func (t *execTable) add(p *execProc) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.procs[p.id]; ok {
-		return protocol.InvalidRequest("command/exec process id %q is already in use on this connection", p.id)
+		return protocol.InvalidRequest("command/exec process id %q is already in use on this connection", protocol.Cut(p.id))
 	}
 	t.procs[p.id] = p
 	return nil
@@ -83,7 +83,7 @@ func (t *execTable) close() { _ = t.mgr.Close() }
 
 // errNoActiveExec is the reference's answer for an unknown process id.
 func errNoActiveExec(id string) error {
-	return protocol.InvalidRequest("no active command/exec for process id %q", id)
+	return protocol.InvalidRequest("no active command/exec for process id %q", protocol.Cut(id))
 }
 
 // execSpec is a validated command/exec request.

@@ -215,7 +215,7 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 		return nil, configWriteError(configValidationError, "Invalid configuration: %v", err)
 	}
 	if err := writeFileAtomic(path, res.Text); err != nil {
-		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", path, osErrorText(err))
+		return nil, protocol.Errorf(protocol.CodeInternalError, "writing %s: %s", protocol.Cut(path), osErrorText(err))
 	}
 	if !res.InPlace {
 		r.Logger().Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))

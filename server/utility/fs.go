@@ -45,7 +45,7 @@ func (u *utility) fsReadFile(_ context.Context, _ *rpc.Request, p *protocol.FsPa
 	limit := int64(u.config().Server.MaxMessageBytes) - 1024
 	if base64Len(st.Size()) > limit {
 		return nil, protocol.Errorf(protocol.CodeInternalError,
-			"fs/readFile: %s is %d bytes, too large for one message (at most %d bytes of base64)", p.Path, st.Size(), limit)
+			"fs/readFile: %s is %d bytes, too large for one message (at most %d bytes of base64)", protocol.Cut(string(p.Path)), st.Size(), limit)
 	}
 	data, err := readAllLimited(f, limit/4*3+1)
 	if err != nil {

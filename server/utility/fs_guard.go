@@ -82,7 +82,7 @@ func (g guard) why(path string, follow bool) string {
 // and the reason.
 func (g guard) check(method, path string, follow bool) error {
 	if why := g.why(path, follow); why != "" {
-		return protocol.InvalidRequest("%s refuses to remove or overwrite %s: %s", method, path, why)
+		return protocol.InvalidRequest("%s refuses to remove or overwrite %s: %s", method, protocol.Cut(path), why)
 	}
 	return nil
 }

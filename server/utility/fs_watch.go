@@ -105,7 +105,7 @@ func (ws *watchSet) add(id, path string) (*pathWatch, error) {
 	_, dup := ws.byID[id]
 	ws.mu.Unlock()
 	if dup {
-		return nil, protocol.InvalidRequest("watchId already exists: %s", id)
+		return nil, protocol.InvalidRequest("watchId already exists: %s", protocol.Cut(id))
 	}
 	pw, err := watchTarget(id, path)
 	if err != nil {
@@ -117,7 +117,7 @@ func (ws *watchSet) add(id, path string) (*pathWatch, error) {
 		return nil, rpc.ErrConnClosed
 	}
 	if _, dup := ws.byID[id]; dup {
-		return nil, protocol.InvalidRequest("watchId already exists: %s", id)
+		return nil, protocol.InvalidRequest("watchId already exists: %s", protocol.Cut(id))
 	}
 	if ws.dirs[pw.dir] == 0 {
 		if err := ws.w.Add(pw.dir); err != nil {
