@@ -153,5 +153,3 @@ func idText(raw json.RawMessage) string {
 	}
 	return string(raw)
 }
-
-

@@ -10,8 +10,8 @@ import (
 	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
-	"github.com/agentd-dev/agentd/server/scope"
 	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/scope"
 	"go.uber.org/zap"
 )
 
