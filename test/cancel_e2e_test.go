@@ -183,10 +183,12 @@ func TestCancelQueuedThreadRequest(t *testing.T) {
 	c.Notify("$/cancelRequest", map[string]any{"id": never})
 	c.Notify("$/cancelRequest", map[string]any{"id": 9999})
 	c.Notify("$/cancelRequest", map[string]any{"id": sleep})
+	// The sleep has started, or, on a loaded machine, is about to: either
+	// way it is answered -32800 at once.
 	if m := c.ReadUntil(isAnswer); string(m.ID) != string(sleep) {
 		t.Fatalf("second answer %s, want the sleep's", m.Raw)
-	} else {
-		WantError(t, m, codeRequestCancelled, "Request cancelled")
+	} else if WantError(t, m, codeRequestCancelled, ""); m.Error.Message != "Request cancelled" && m.Error.Message != "Request cancelled before it started" {
+		t.Fatalf("sleep answered %q", m.Error.Message)
 	}
 	if m := c.ReadUntil(isAnswer); string(m.ID) != string(kept) {
 		t.Fatalf("third answer %s, want the kept rename's", m.Raw)
