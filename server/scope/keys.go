@@ -108,7 +108,7 @@ func KeyString(path []string) string {
 			parts[i] = strconv.Quote(p)
 		}
 	}
-	return clip(strings.Join(parts, "."))
+	return protocol.Cut(strings.Join(parts, "."))
 }
 
 // ConfigWrite refuses a config write by a client with scope s that

@@ -12,7 +12,6 @@ package scope
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/protocol"
 )
@@ -53,7 +52,7 @@ func Parse(name string) (Scope, error) {
 			return Scope(s), nil
 		}
 	}
-	return Read, fmt.Errorf("%q is not a scope: one of read, operate, admin", clip(name))
+	return Read, fmt.Errorf("%q is not a scope: one of read, operate, admin", protocol.Cut(name))
 }
 
 // Allows reports whether a client with scope s may do what needs need.
@@ -65,23 +64,7 @@ func (s Scope) Allows(need Scope) bool { return s >= need }
 // "danger-full-access"`). The connection stays open.
 func Deny(s Scope, method, detail string) *protocol.Error {
 	if detail != "" {
-		return protocol.InvalidRequest("token scope %q does not allow %s %s", s.String(), clip(method), detail)
+		return protocol.InvalidRequest("token scope %q does not allow %s %s", s.String(), protocol.Cut(method), detail)
 	}
-	return protocol.InvalidRequest("token scope %q does not allow %s", s.String(), clip(method))
-}
-
-// maxEcho bounds a client's string repeated in a refusal.
-const maxEcho = 256
-
-// clip cuts a client's string to maxEcho bytes (on a rune boundary), with
-// a marker, so that a refusal never echoes a huge value.
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	cut := maxEcho
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…[truncated]"
+	return protocol.InvalidRequest("token scope %q does not allow %s", s.String(), protocol.Cut(method))
 }

@@ -66,7 +66,7 @@ func TestDenyNamesScopeAndMethodAndIsBounded(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 	long := Deny(Operate, strings.Repeat("m", 1<<20), "")
-	if len(long.Message) > 400 || !strings.Contains(long.Message, "truncated") {
+	if len(long.Message) > 400 || !strings.Contains(long.Message, protocol.CutMarker) {
 		t.Fatalf("refusal of a 1 MiB method is %d bytes", len(long.Message))
 	}
 }

@@ -187,7 +187,7 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	if filePath != nil && filepath.Clean(*filePath) != path && !sc.Allows(scope.Admin) {
 		// No file but config.toml, whatever agentd may write for an
 		// admin some day.
-		return nil, scope.Deny(sc, r.Method(), fmt.Sprintf("to write %q: only the user's config.toml", clipPath(*filePath)))
+		return nil, scope.Deny(sc, r.Method(), fmt.Sprintf("to write %q: only the user's config.toml", protocol.Cut(*filePath)))
 	}
 	if filePath != nil && filepath.Clean(*filePath) != path {
 		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, *filePath)
@@ -263,13 +263,4 @@ func writeFileAtomic(path string, data []byte) error {
 		mode = st.Mode().Perm()
 	}
 	return atomicfile.Write(path, data, mode)
-}
-
-// clipPath cuts a client's path for an error message.
-func clipPath(p string) string {
-	const limit = 256
-	if len(p) <= limit {
-		return p
-	}
-	return strings.ToValidUTF8(p[:limit], "") + "…[truncated]"
 }

@@ -181,7 +181,7 @@ func (u *utility) fsRemove(ctx context.Context, r *rpc.Request, p *protocol.FsRe
 		var n int
 		if n, err = removeTree(ctx, path); err != nil && ctx.Err() != nil {
 			r.Logger().Warn("fs/remove stopped", zap.String("path", path), zap.Int("removed", n), zap.NamedError("why", context.Cause(ctx)))
-			return nil, stoppedError(ctx, "fs/remove of %s stopped after removing %d entries", cutPath(path), n)
+			return nil, stoppedError(ctx, "fs/remove of %s stopped after removing %d entries", protocol.Cut(path), n)
 		}
 	} else {
 		err = os.Remove(path)

@@ -46,7 +46,7 @@ func (u *utility) fsCopy(ctx context.Context, r *rpc.Request, p *protocol.FsCopy
 		var n int
 		if n, err = copyTree(ctx, src, dst); err != nil && ctx.Err() != nil {
 			r.Logger().Warn("fs/copy stopped", zap.String("path", dst), zap.Int("copied", n), zap.NamedError("why", context.Cause(ctx)))
-			return nil, stoppedError(ctx, "fs/copy to %s stopped after copying %d entries", cutPath(dst), n)
+			return nil, stoppedError(ctx, "fs/copy to %s stopped after copying %d entries", protocol.Cut(dst), n)
 		}
 	case mode&fs.ModeSymlink != 0:
 		err = copySymlink(src, dst)

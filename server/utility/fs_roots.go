@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/protocol"
 )
@@ -133,28 +132,9 @@ func (r fsRoots) check(method, path string, follow bool) error {
 	ok, err := r.allows(path, follow)
 	switch {
 	case err != nil:
-		return protocol.InvalidRequest("%s refuses %s: it cannot be resolved within the fs roots: %s", method, cutPath(path), osErrorText(err))
+		return protocol.InvalidRequest("%s refuses %s: it cannot be resolved within the fs roots: %s", method, protocol.Cut(path), osErrorText(err))
 	case !ok:
-		return protocol.InvalidRequest("%s refuses %s: it is outside the fs roots", method, cutPath(path))
+		return protocol.InvalidRequest("%s refuses %s: it is outside the fs roots", method, protocol.Cut(path))
 	}
 	return nil
-}
-
-// maxPathInError is how much of a path an error repeats.
-const maxPathInError = 256
-
-// cutPath shortens a path for an error message, keeping its head and
-// its tail (the file's name).
-func cutPath(path string) string {
-	if len(path) <= maxPathInError {
-		return path
-	}
-	head, tail := maxPathInError/2, len(path)-maxPathInError/2
-	for head > 0 && !utf8.RuneStart(path[head]) {
-		head--
-	}
-	for tail < len(path) && !utf8.RuneStart(path[tail]) {
-		tail++
-	}
-	return path[:head] + "…" + path[tail:]
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/server/scope"
 	"github.com/agentd-dev/agentd/server/transport"
@@ -69,17 +68,4 @@ func (t *tokenSet) Authenticate(r *http.Request) (transport.Identity, error) {
 		return transport.Identity{}, errBadToken
 	}
 	return t.next.Authenticate(r)
-}
-
-// clip cuts a claim repeated in a log to a sane length.
-func clip(s string) string {
-	const limit = 128
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/scope"
 	"github.com/agentd-dev/agentd/server/transport"
 )
@@ -214,7 +215,7 @@ func (s *signedBearer) Authenticate(r *http.Request) (transport.Identity, error)
 	}
 	id := transport.Identity{Scope: scope.Admin, Name: "signed bearer token"}
 	if sub, ok := claims["sub"].(string); ok && sub != "" {
-		id.Name += " " + strconv.Quote(clip(sub))
+		id.Name += " " + strconv.Quote(protocol.CutTo(sub, 128))
 	}
 	if v, ok := claims[ScopeClaim]; ok {
 		name, _ := v.(string)
