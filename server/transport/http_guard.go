@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/scope"
 )
 
@@ -120,7 +121,7 @@ func (h *httpHandler) certCovers(r *http.Request) bool {
 func (h *httpHandler) reject(w http.ResponseWriter, r *http.Request, why string) {
 	h.opts.Logger.Warn("rejected http request",
 		zap.String("reason", why), zap.String("remote", r.RemoteAddr),
-		zap.String("host", r.Host), zap.String("origin", r.Header.Get("Origin")), zap.String("path", r.URL.Path))
+		zap.String("host", protocol.Cut(r.Host)), zap.String("origin", protocol.Cut(r.Header.Get("Origin"))), zap.String("path", protocol.Cut(r.URL.Path)))
 	http.Error(w, "Forbidden", http.StatusForbidden)
 }
 
