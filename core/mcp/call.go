@@ -1,0 +1,200 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+)
+
+// conn is a started server's session.
+type conn struct {
+	server string
+	sess   *mcp.ClientSession
+	proc   *process // nil for an HTTP server
+	info   *mcp.InitializeResult
+
+	tools     []*mcp.Tool
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+
+	// ended is closed when the session ends (the server exited or closed
+	// the connection, or we closed it).
+	ended chan struct{}
+
+	mu     sync.Mutex
+	calls  map[string]*pendingCall // by progress token
+	next   uint64
+	closed bool
+}
+
+// pendingCall routes a call's progress notifications until it returns.
+type pendingCall struct {
+	mu   sync.Mutex
+	done bool
+	fn   func(Progress)
+}
+
+// Progress is a progress notification of a running call.
+type Progress struct {
+	Progress, Total float64
+	Message         string
+}
+
+// onProgress delivers a progress notification to its call. The SDK
+// handles notifications in the order they arrive, on one goroutine, but
+// apart from responses: one that arrives after its call returned is
+// dropped, so that progress never follows the call's end.
+func (c *conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	token := fmt.Sprint(req.Params.ProgressToken)
+	c.mu.Lock()
+	pc := c.calls[token]
+	c.mu.Unlock()
+	if pc == nil {
+		return
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if !pc.done && pc.fn != nil {
+		pc.fn(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+	}
+}
+
+func (c *conn) register(fn func(Progress)) (string, *pendingCall) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next++
+	token := "agentd-" + strconv.FormatUint(c.next, 10)
+	pc := &pendingCall{fn: fn}
+	c.calls[token] = pc
+	return token, pc
+}
+
+func (c *conn) unregister(token string, pc *pendingCall) {
+	c.mu.Lock()
+	delete(c.calls, token)
+	c.mu.Unlock()
+	pc.mu.Lock()
+	pc.done = true
+	pc.mu.Unlock()
+}
+
+func (c *conn) listResources(ctx context.Context, log *zap.Logger) {
+	for r, err := range c.sess.Resources(ctx, nil) {
+		if err != nil {
+			log.Warn("MCP server failed to list its resources", zap.Error(err))
+			break
+		}
+		if len(c.resources) >= maxListed {
+			break
+		}
+		c.resources = append(c.resources, r)
+	}
+	for r, err := range c.sess.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			log.Warn("MCP server failed to list its resource templates", zap.Error(err))
+			break
+		}
+		if len(c.templates) >= maxListed {
+			break
+		}
+		c.templates = append(c.templates, r)
+	}
+}
+
+// close ends the session and, for a stdio server, the process group.
+func (c *conn) close(grace time.Duration) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	if c.sess != nil {
+		_ = c.sess.Close()
+	}
+	if c.proc != nil {
+		c.proc.stop(grace)
+	}
+}
+
+// endReason says why a session ended on its own (call after close).
+func (c *conn) endReason() string {
+	if c.proc != nil {
+		return c.proc.exitStatus()
+	}
+	return "the server closed the connection"
+}
+
+// CallResult is a tool's answer, its parts in the server's own JSON.
+type CallResult struct {
+	Content           []json.RawMessage
+	StructuredContent json.RawMessage // nil when absent
+	Meta              json.RawMessage // nil when absent
+	IsError           bool
+}
+
+// Call runs a server's tool with args (a JSON object; empty means {}),
+// within the server's tool timeout. progress, if not nil, gets the
+// server's progress notifications until Call returns. When ctx ends the
+// call is cancelled (the server is sent notifications/cancelled) and
+// ctx's error returned.
+func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(Progress)) (*CallResult, error) {
+	s := m.server(server)
+	if s == nil {
+		return nil, fmt.Errorf("unknown MCP server `%s`", server)
+	}
+	if !s.cfg.offers(tool) {
+		return nil, fmt.Errorf("tool `%s` of MCP server `%s` is disabled by the configuration", tool, server)
+	}
+	// A server still starting (or starting again) is waited for, within
+	// its startup timeout.
+	if err := s.waitStarted(ctx); err != nil {
+		return nil, err
+	}
+	c := s.ready()
+	if c == nil {
+		st, cause := s.stateNow()
+		if cause != "" {
+			return nil, fmt.Errorf("MCP server `%s` is %s: %s", server, st, cause)
+		}
+		return nil, fmt.Errorf("MCP server `%s` is %s", server, st)
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	timeout := s.cfg.toolTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	token, pc := c.register(progress)
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := c.sess.CallTool(cctx, params)
+	c.unregister(token, pc)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("timed out awaiting tools/call after %s", timeout)
+	default:
+		return nil, err
+	}
+	out := &CallResult{IsError: res.IsError, StructuredContent: marshalOrNil(res.StructuredContent)}
+	if len(res.Meta) > 0 {
+		out.Meta = marshalOrNil(res.Meta)
+	}
+	for _, part := range res.Content {
+		if b := marshalOrNil(part); b != nil {
+			out.Content = append(out.Content, b)
+		}
+	}
+	return out, nil
+}
