@@ -229,6 +229,13 @@ type DynamicToolCallRequest struct {
 	Arguments json.RawMessage
 }
 
+// McpToolCallProgress: the MCP server reported progress of the call of
+// McpToolCallItem ItemID.
+type McpToolCallProgress struct {
+	ItemID  string
+	Message string
+}
+
 // PlanStepStatus is the status of a plan step.
 type PlanStepStatus string
 
@@ -374,6 +381,7 @@ func (ExecApprovalRequest) eventMsg()       {}
 func (PatchApprovalRequest) eventMsg()      {}
 func (UserInputRequest) eventMsg()          {}
 func (DynamicToolCallRequest) eventMsg()    {}
+func (McpToolCallProgress) eventMsg()       {}
 func (PlanUpdate) eventMsg()                {}
 func (TurnDiff) eventMsg()                  {}
 func (TokenCount) eventMsg()                {}
@@ -398,7 +406,7 @@ func AllEventMsgs() []EventMsg {
 		ExecCommandBegin{}, ExecCommandOutputDelta{}, ExecCommandEnd{},
 		PatchApplyBegin{}, PatchApplyEnd{}, PatchPreview{},
 		ExecApprovalRequest{}, PatchApprovalRequest{}, UserInputRequest{}, DynamicToolCallRequest{},
-		PlanUpdate{}, TurnDiff{}, TokenCount{}, RateLimits{}, StreamError{}, Warning{}, Error{},
+		McpToolCallProgress{}, PlanUpdate{}, TurnDiff{}, TokenCount{}, RateLimits{}, StreamError{}, Warning{}, Error{},
 		ModelReroute{}, RawResponseItem{}, RawResponseCompleted{}, ContextCompacted{}, ShutdownComplete{},
 	}
 }

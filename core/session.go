@@ -62,6 +62,9 @@ type Config struct {
 	// first environment context.
 	ProjectDoc   projectdoc.Doc
 	DynamicTools []DynamicToolSpec
+	// MCP is the daemon's MCP servers, whose tools the model is offered;
+	// nil for none.
+	MCP MCPTools
 	// ToolFamily says which shell tool family and apply_patch form a model
 	// is offered (by name: a turn may change the model); nil offers
 	// catalog.Default to every model.

@@ -391,6 +391,8 @@ func (p *Thread) Apply(ev core.Event) []Output {
 			Params: protocol.DynamicToolCallParams{ThreadID: p.threadID, TurnID: turnID, CallID: m.CallID, Namespace: strPtr(m.Namespace), Tool: m.Tool, Arguments: rawOrNull(m.Arguments)}}
 		p.pending = append(p.pending, r)
 		return append(out, Output{Request: r})
+	case core.McpToolCallProgress:
+		return append(out, p.notify("item/mcpToolCall/progress", protocol.McpToolCallProgressNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.ItemID, Message: m.Message}))
 	case core.PlanUpdate:
 		steps := make(protocol.List[protocol.TurnPlanStep], 0, len(m.Plan))
 		for _, s := range m.Plan {

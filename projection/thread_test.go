@@ -274,6 +274,39 @@ func TestDynamicToolCall(t *testing.T) {
 	}
 }
 
+// An MCP call: item/started, the server's progress, item/completed with
+// the result (or the error), each valid against the reference schema.
+func TestMcpToolCall(t *testing.T) {
+	p := NewThread(tid, protocol.StatusIdle())
+	ro := true
+	item := core.McpToolCallItem{ID: "call_1", Server: "srv", Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Status: core.StatusInProgress, ReadOnly: &ro}
+	done := item
+	dur := int64(4)
+	done.Status, done.DurationMs = core.StatusCompleted, &dur
+	done.Result = &core.McpToolResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}, StructuredContent: json.RawMessage(`{"n":1}`)}
+	failed := item
+	failed.ID, failed.Status, failed.Error = "call_2", core.StatusFailed, "tool call error: boom"
+	out := apply(p, core.TurnStarted{StartedAt: t0}, core.ItemStarted{Item: item}, core.McpToolCallProgress{ItemID: "call_1", Message: "working"},
+		core.ItemCompleted{Item: done}, core.ItemStarted{Item: failed}, core.ItemCompleted{Item: failed})
+	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started", "item/mcpToolCall/progress", "item/completed", "item/started", "item/completed")
+	validate(t, out)
+	b, _ := json.Marshal(out[4].Params)
+	for _, want := range []string{`"type":"mcpToolCall"`, `"server":"srv"`, `"tool":"echo"`, `"status":"completed"`, `"arguments":{"text":"hi"}`,
+		`"result":{"content":[{"type":"text","text":"hi"}],"structuredContent":{"n":1}`, `"durationMs":4`, `"readOnlyHint":true`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("item/completed lacks %s: %s", want, b)
+		}
+	}
+	b, _ = json.Marshal(out[6].Params)
+	if !strings.Contains(string(b), `"status":"failed"`) || !strings.Contains(string(b), `"error":{"message":"tool call error: boom"}`) {
+		t.Errorf("failed item: %s", b)
+	}
+	b, _ = json.Marshal(out[3].Params)
+	if string(b) != `{"threadId":"thread-1","turnId":"turn-1","itemId":"call_1","message":"working"}` {
+		t.Errorf("progress: %s", b)
+	}
+}
+
 // A failed turn: systemError, the error, then turn/completed failed.
 func TestFailedTurn(t *testing.T) {
 	p := NewThread(tid, protocol.StatusIdle())

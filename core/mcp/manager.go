@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 )
 
@@ -285,13 +286,7 @@ func (m *Manager) Tools(ctx context.Context) []Tool {
 			if !ok {
 				continue // came with a restart after the table was built
 			}
-			tool := Tool{Server: s.cfg.Name, Name: t.Name, Qualified: q, Description: t.Description,
-				Parameters: sanitizeSchema(t.InputSchema)}
-			if t.Annotations != nil {
-				ro := t.Annotations.ReadOnlyHint
-				tool.ReadOnly = &ro
-			}
-			out = append(out, tool)
+			out = append(out, toolOf(s.cfg.Name, q, t))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Qualified < out[j].Qualified })
@@ -300,18 +295,38 @@ func (m *Manager) Tools(ctx context.Context) []Tool {
 
 // Lookup finds the tool a model's call names: a qualified name, or, in
 // the reference's namespace form, "mcp__<server>" and the tool's part.
-func (m *Manager) Lookup(name, namespace string) (server, tool string, ok bool) {
+func (m *Manager) Lookup(name, namespace string) (Tool, bool) {
 	if namespace != "" {
 		name = flatName(namespace, name)
 	}
 	if !strings.HasPrefix(name, toolPrefix) {
-		return "", "", false
+		return Tool{}, false
 	}
 	m.table()
 	m.mu.Lock()
 	ref, ok := m.names[name]
+	s := m.servers[ref.server]
 	m.mu.Unlock()
-	return ref.server, ref.tool, ok
+	if !ok || s == nil {
+		return Tool{}, false
+	}
+	for _, t := range s.readyTools() {
+		if t.Name == ref.tool {
+			return toolOf(ref.server, name, t), true
+		}
+	}
+	return Tool{}, false
+}
+
+// toolOf is the model's view of a server's tool.
+func toolOf(server, qualified string, t *mcp.Tool) Tool {
+	tool := Tool{Server: server, Name: t.Name, Qualified: qualified, Description: t.Description,
+		Parameters: sanitizeSchema(t.InputSchema)}
+	if t.Annotations != nil {
+		ro := t.Annotations.ReadOnlyHint
+		tool.ReadOnly = &ro
+	}
+	return tool
 }
 
 // table returns the qualified names of every ready server's tools,

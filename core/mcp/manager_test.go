@@ -148,13 +148,13 @@ func TestToolsAndCall(t *testing.T) {
 	if w := byName["mcp__test__write"]; w.ReadOnly == nil || *w.ReadOnly {
 		t.Errorf("write is not marked read-only false: %+v", w)
 	}
-	if s, tool, ok := f.m.Lookup("mcp__test__echo", ""); !ok || s != "test" || tool != "echo" {
-		t.Errorf("Lookup flat: %q %q %v", s, tool, ok)
+	if tl, ok := f.m.Lookup("mcp__test__echo", ""); !ok || tl.Server != "test" || tl.Name != "echo" || tl.ReadOnly == nil {
+		t.Errorf("Lookup flat: %+v %v", tl, ok)
 	}
-	if s, tool, ok := f.m.Lookup("echo", "mcp__test"); !ok || s != "test" || tool != "echo" {
-		t.Errorf("Lookup namespaced: %q %q %v", s, tool, ok)
+	if tl, ok := f.m.Lookup("echo", "mcp__test"); !ok || tl.Server != "test" || tl.Name != "echo" {
+		t.Errorf("Lookup namespaced: %+v %v", tl, ok)
 	}
-	if _, _, ok := f.m.Lookup("exec_command", ""); ok {
+	if _, ok := f.m.Lookup("exec_command", ""); ok {
 		t.Error("Lookup found a built-in tool")
 	}
 
