@@ -50,7 +50,10 @@ func (f *fakeMCP) Lookup(name, namespace string) (mcp.Tool, bool) {
 }
 
 func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(mcp.Progress)) (*mcp.CallResult, error) {
-	text := func(s string) json.RawMessage { b, _ := json.Marshal(map[string]string{"type": "text", "text": s}); return b }
+	text := func(s string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		return b
+	}
 	switch tool {
 	case "echo":
 		progress(mcp.Progress{Progress: 1, Message: "working"})
