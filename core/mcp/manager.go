@@ -28,7 +28,8 @@ const (
 	StateStopped  State = "stopped"
 )
 
-// Update is a change of a server's state. Error says why it failed.
+// Update is a change of a server's state. Error says why it failed
+// ("MCP startup failed: …", "MCP server exited: …").
 type Update struct {
 	Server string
 	State  State

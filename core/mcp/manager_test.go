@@ -246,7 +246,7 @@ func TestFailedStart(t *testing.T) {
 	bad := ServerConfig{Name: "broken", Command: "/nonexistent/prog", Required: true}
 	f := start(t, Options{}, bad, testConfig("test"))
 	i := f.ups.wait(t, 0, is("broken", StateFailed))
-	if e := f.ups.snapshot()[i].Error; !strings.HasPrefix(e, "MCP client for `broken` failed to start: MCP startup failed: ") || !strings.Contains(e, "/nonexistent/prog") {
+	if e := f.ups.snapshot()[i].Error; !strings.HasPrefix(e, "MCP startup failed: ") || !strings.Contains(e, "/nonexistent/prog") {
 		t.Errorf("error %q", e)
 	}
 	err := f.m.WaitRequired(ctxT(t))

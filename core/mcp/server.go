@@ -115,7 +115,7 @@ func (s *server) run(ctx context.Context) {
 			case <-c.ended:
 			case <-ctx.Done():
 			}
-			s.clearConn()
+			s.ending()
 			c.close(s.m.opts.StopGrace)
 			if ctx.Err() != nil {
 				s.setState(StateStopped, "")
@@ -123,7 +123,7 @@ func (s *server) run(ctx context.Context) {
 			}
 			why := c.endReason()
 			s.log.Warn("MCP server exited; starting it again", zap.String("reason", why), zap.Duration("backoff", backoff))
-			s.setState(StateFailed, "MCP server exited: "+why)
+			s.setState(StateFailed, "MCP server exited: "+why+"; starting it again")
 			if time.Since(readyAt) >= stableAfter {
 				backoff = s.m.opts.RestartBackoff
 			}
@@ -167,7 +167,7 @@ func (s *server) setState(st State, cause string) {
 	case StateStarting, StateReady:
 		s.m.notify(Update{Server: s.cfg.Name, State: st})
 	case StateFailed:
-		s.m.notify(Update{Server: s.cfg.Name, State: st, Error: fmt.Sprintf("MCP client for `%s` failed to start: %s", s.cfg.Name, cause)})
+		s.m.notify(Update{Server: s.cfg.Name, State: st, Error: cause})
 	}
 }
 
@@ -179,12 +179,20 @@ func (s *server) setReady(c *conn) {
 	s.setState(StateReady, "")
 }
 
-// clearConn forgets the session of a server that ended; its state
-// changes right after.
-func (s *server) clearConn() {
+// ending forgets the session of a server that ended and opens a new
+// attempt, so that a call arriving while the server is being stopped
+// waits for its state (failed, with why) rather than finding it ready
+// without a session.
+func (s *server) ending() {
 	s.mu.Lock()
 	s.conn = nil
+	select {
+	case <-s.attempt:
+		s.attempt = make(chan struct{})
+	default:
+	}
 	s.mu.Unlock()
+	s.m.toolsChanged()
 }
 
 // waitStarted waits for the current start attempt to end.
@@ -216,10 +224,11 @@ func (s *server) ready() *conn {
 	return s.conn
 }
 
+// readyTools are the tools of a ready server with a session.
 func (s *server) readyTools() []*mcp.Tool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state != StateReady {
+	if s.state != StateReady || s.conn == nil {
 		return nil
 	}
 	return s.tools
@@ -287,7 +296,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	fail := func(err error) (*conn, error) {
 		c.close(s.m.opts.StopGrace)
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("MCP client for `%s` timed out after %s. Add or adjust `startup_timeout_sec` in your config.toml", s.cfg.Name, formatSeconds(timeout))
+			return nil, fmt.Errorf("MCP startup failed: timed out after %s (add or adjust `startup_timeout_sec` in [mcp_servers.%s])", formatSeconds(timeout), s.cfg.Name)
 		}
 		return nil, fmt.Errorf("MCP startup failed: %w", err)
 	}

@@ -26,6 +26,9 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	}
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions}
+	if err := sv.requiredMCP(ctx); err != nil {
+		return nil, err
+	}
 	sv.threads.loadMu.Lock()
 	if t := sv.threads.get(id); t != nil {
 		sv.threads.loadMu.Unlock()

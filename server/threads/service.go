@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/model/demo"
 	"github.com/agentd-dev/agentd/core/rollout"
@@ -43,6 +44,8 @@ type service struct {
 	obs     Observer
 
 	threads *registry
+	// mcp runs the daemon's MCP servers (mcp.go).
+	mcp *mcp.Manager
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
@@ -83,6 +86,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 		return nil, fmt.Errorf("open thread store: %w", err)
 	}
 	sv.threads = newRegistry(sv)
+	sv.newMCP()
 	s.OnDrain(sv.drain)
 	return sv, nil
 }
@@ -142,7 +146,8 @@ func (sv *service) register() {
 	rpc.Handle(s, "account/bedrock/checkGovCloudRequirements", checkGovCloudRequirements)
 	rpc.Handle(s, "collaborationMode/list", collaborationModeList)
 	rpc.Handle(s, "plugin/installed", pluginInstalled)
-	rpc.Handle(s, "mcpServerStatus/list", mcpServerStatusList)
+	rpc.Handle(s, "mcpServerStatus/list", sv.mcpServerStatusList)
+	rpc.Handle(s, "config/mcpServer/reload", sv.mcpReload)
 	rpc.Handle(s, "thread/goal/get", threadGoalGet)
 	rpc.Handle(s, "thread/backgroundTerminals/list", backgroundTerminalsList)
 	rpc.Handle(s, "thread/readState/update", readStateUpdate)
@@ -190,12 +195,14 @@ func (sv *service) provider(id string) (model.Provider, bool) {
 
 // drain lets running turns finish until ctx (the shutdown deadline) ends,
 // then stops every loaded thread (turns still running are aborted and
-// recorded as such, rollouts synced), then the demo model and the store.
+// recorded as such, rollouts synced), then the MCP servers, the demo model
+// and the store.
 func (sv *service) drain(ctx context.Context) {
 	sv.threads.waitIdle(ctx)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sv.threads.closeAll(stopCtx)
+	sv.mcp.Close(stopCtx)
 	sv.mu.Lock()
 	sv.closed = true
 	stop := sv.demoEnd
@@ -239,6 +246,7 @@ func (sv *service) newSessionConfig(threadID string, p model.Provider) (core.Con
 		StreamMaxRetries: p.StreamMaxRetries,
 		ShellEnv:         sv.cfg.ShellEnv,
 		ToolFamily:       sv.cfg.ToolFamily,
+		MCP:              sv.mcp,
 		Log:              sv.log.Named("core"),
 	}, nil
 }

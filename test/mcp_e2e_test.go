@@ -1,0 +1,374 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/test/mockmodel"
+)
+
+// mcpServerTOML configures the test MCP server as [mcp_servers.NAME],
+// with more keys when given.
+func mcpServerTOML(name string, args []string, extra string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = strconv.Quote(a)
+	}
+	return fmt.Sprintf("\n[mcp_servers.%s]\ncommand = %q\nargs = [%s]\n%s\n", name, MCPServer(), strings.Join(quoted, ", "), extra)
+}
+
+// mcpItem finds the mcpToolCall item of a notification.
+func mcpItem(t *testing.T, msgs []Message, method, id string) map[string]any {
+	t.Helper()
+	for _, m := range msgs {
+		if m.Method != method {
+			continue
+		}
+		p := unmarshal(t, m.Params)
+		if str(p, "item", "type") == "mcpToolCall" && str(p, "item", "id") == id {
+			return p["item"].(map[string]any)
+		}
+	}
+	t.Fatalf("no %s for mcpToolCall %s: %v", method, id, methods(msgs))
+	return nil
+}
+
+// The vertical slice: a configured stdio server starts with the daemon;
+// the model sees its tools under qualified names and calls one; the call
+// is an mcpToolCall item (started, progress, completed, each valid against
+// the reference schema); the model's next request carries the output; and
+// mcpServerStatus/list shows the server ready with its tools.
+func TestMCPToolCallEndToEnd(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.FunctionCall("call_echo", "mcp__test__echo", `{"text":"hello from mcp"}`), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", nil, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	c.Request("thread/start", map[string]any{"cwd": t.TempDir()})
+	started := collectUntil(c, isMethod("thread/started"))
+	res := unmarshal(t, WantResult(t, started[len(started)-2]))
+	threadID := str(res, "thread", "id")
+
+	// After thread/started, the server's state, with the thread's id.
+	st := c.ReadUntil(isMethod("mcpServer/startupStatus/updated"))
+	validNotification(t, st)
+	p := unmarshal(t, st.Params)
+	if str(p, "name") != "test" || str(p, "threadId") != threadID || (str(p, "status") != "starting" && str(p, "status") != "ready") {
+		t.Fatalf("startup status %s", st.Raw)
+	}
+
+	msgs := runTurn(t, c, threadID, "echo something")
+	var seq []string
+	for _, msg := range msgs {
+		switch msg.Method {
+		case "item/started", "item/completed":
+			if str(unmarshal(t, msg.Params), "item", "type") == "mcpToolCall" {
+				seq = append(seq, msg.Method)
+				validNotification(t, msg)
+			}
+		case "item/mcpToolCall/progress":
+			seq = append(seq, msg.Method)
+			validNotification(t, msg)
+			pp := unmarshal(t, msg.Params)
+			if str(pp, "itemId") != "call_echo" || str(pp, "message") != "echoing" || str(pp, "threadId") != threadID || str(pp, "turnId") == "" {
+				t.Errorf("progress %s", msg.Raw)
+			}
+		}
+	}
+	if want := []string{"item/started", "item/mcpToolCall/progress", "item/completed"}; !slices.Equal(seq, want) {
+		t.Fatalf("sequence %v, want %v (all: %v)", seq, want, methods(msgs))
+	}
+	begin := mcpItem(t, msgs, "item/started", "call_echo")
+	if begin["server"] != "test" || begin["tool"] != "echo" || begin["status"] != "inProgress" || begin["readOnlyHint"] != true ||
+		str(begin, "arguments", "text") != "hello from mcp" || begin["result"] != nil {
+		t.Errorf("item/started %v", begin)
+	}
+	end := mcpItem(t, msgs, "item/completed", "call_echo")
+	if end["status"] != "completed" || end["error"] != nil || end["durationMs"] == nil ||
+		str(end, "result", "content", 0, "type") != "text" || str(end, "result", "content", 0, "text") != "hello from mcp" {
+		t.Errorf("item/completed %v", end)
+	}
+
+	reqs := m.Requests()
+	if !slices.Contains(reqs[0].ToolNames(), "mcp__test__echo") || !slices.Contains(reqs[0].ToolNames(), "mcp__test__image") {
+		t.Errorf("tools offered: %v", reqs[0].ToolNames())
+	}
+	out, ok := reqs[1].ToolOutput("call_echo")
+	if !ok || !strings.Contains(out, `"text":"hello from mcp"`) || !strings.Contains(out, "Wall time: ") {
+		t.Errorf("the model read %q", out)
+	}
+
+	list := c.Call("mcpServerStatus/list", map[string]any{})
+	var status struct {
+		Data []struct {
+			Name          string                    `json:"name"`
+			AuthStatus    string                    `json:"authStatus"`
+			RuntimeStatus string                    `json:"runtimeStatus"`
+			ServerInfo    struct{ Name string }     `json:"serverInfo"`
+			Tools         map[string]map[string]any `json:"tools"`
+		} `json:"data"`
+		NextCursor *string `json:"nextCursor"`
+	}
+	validResult(t, "mcpServerStatus/list", list, &status)
+	if len(status.Data) != 1 || status.NextCursor != nil {
+		t.Fatalf("status %s", list.Raw)
+	}
+	s := status.Data[0]
+	if s.Name != "test" || s.RuntimeStatus != "connected" || s.ServerInfo.Name != "agentd-test" || s.AuthStatus != "unsupported" {
+		t.Errorf("status %s", list.Raw)
+	}
+	if s.Tools["echo"]["name"] != "echo" || s.Tools["echo"]["inputSchema"] == nil || len(s.Tools) != 6 {
+		t.Errorf("tools %v", s.Tools)
+	}
+}
+
+// Text and image content reach the model (the image as a data URL); a
+// tool error fails the item with its result; the tool timeout fails it
+// with the error.
+func TestMCPContentErrorsAndTimeout(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1",
+			mockmodel.FunctionCall("call_img", "mcp__test__image", `{}`),
+			mockmodel.FunctionCall("call_fail", "mcp__test__fail", `{}`),
+			mockmodel.FunctionCall("call_slow", "mcp__test__slow", `{}`),
+			mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", nil, "tool_timeout_sec = 0.5")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	msgs := runTurn(t, c, id, "go")
+
+	img := mcpItem(t, msgs, "item/completed", "call_img")
+	if img["status"] != "completed" || str(img, "result", "content", 1, "type") != "image" || str(img, "result", "content", 1, "mimeType") != "image/png" {
+		t.Errorf("image item %v", img)
+	}
+	fail := mcpItem(t, msgs, "item/completed", "call_fail")
+	if fail["status"] != "failed" || str(fail, "result", "content", 0, "text") != "the tool failed on purpose" || fail["error"] != nil {
+		t.Errorf("failing item %v", fail)
+	}
+	slow := mcpItem(t, msgs, "item/completed", "call_slow")
+	if slow["status"] != "failed" || slow["result"] != nil ||
+		str(slow, "error", "message") != "tool call error: tool call failed for `test/slow`: timed out awaiting tools/call after 500ms" {
+		t.Errorf("timed out item %v", slow)
+	}
+	for _, msg := range msgs {
+		if msg.Method == "item/completed" {
+			validNotification(t, msg)
+		}
+	}
+	req := m.Requests()[1]
+	out, _ := req.ToolOutput("call_img")
+	if !strings.Contains(out, `"type":"input_image"`) || !strings.Contains(out, `"image_url":"data:image/png;base64,iVBORw0KGgo`) || !strings.Contains(out, "a red dot") {
+		t.Errorf("image output %s", out)
+	}
+	if out, _ := req.ToolOutput("call_slow"); !strings.Contains(out, "timed out awaiting tools/call after 500ms") {
+		t.Errorf("timeout output %s", out)
+	}
+	d.WaitLog(func(l LogLine) bool {
+		return l.Msg == "MCP server stderr" && strings.Contains(l.Str("line"), "slow call cancelled")
+	})
+}
+
+// A required server that fails to start fails thread/start, naming it;
+// an optional one is reported failed and listed with the error.
+func TestMCPRequiredServerFailsThreadStart(t *testing.T) {
+	m := mockmodel.New(t)
+	cfg := mockConfig(m, "") + "\n[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\nrequired = true\n"
+	d := Start(t, Options{ConfigTOML: cfg})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	resp := c.Call("thread/start", map[string]any{"cwd": t.TempDir()})
+	if resp.Error == nil || resp.Error.Code != -32603 ||
+		!strings.HasPrefix(resp.Error.Message, "error creating thread: required MCP servers failed to initialize: broken: MCP startup failed: ") ||
+		!strings.Contains(resp.Error.Message, "/nonexistent/mcp-server") {
+		t.Fatalf("thread/start answered %s", resp.Raw)
+	}
+	list := c.Call("mcpServerStatus/list", map[string]any{})
+	var status struct {
+		Data []struct {
+			Name          string `json:"name"`
+			RuntimeStatus string `json:"runtimeStatus"`
+			ToolsError    string `json:"toolsError"`
+		} `json:"data"`
+	}
+	validResult(t, "mcpServerStatus/list", list, &status)
+	if len(status.Data) != 1 || status.Data[0].RuntimeStatus != "failed" || !strings.HasPrefix(status.Data[0].ToolsError, "MCP startup failed: ") {
+		t.Errorf("status %s", list.Raw)
+	}
+}
+
+// Optional servers never hold a thread back; a reload starts a server
+// added to config.toml, and every client hears it start and become ready.
+func TestMCPStartupStatusAndReload(t *testing.T) {
+	m := mockmodel.New(t)
+	base := mockConfig(m, "") + "\n[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n"
+	d := Start(t, Options{ConfigTOML: base})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	c.Request("thread/start", map[string]any{"cwd": t.TempDir()})
+	st := c.ReadUntil(isMethod("mcpServer/startupStatus/updated"))
+	validNotification(t, st)
+	// "starting" if the client was quick, else "failed" with the cause.
+	if p := unmarshal(t, st.Params); str(p, "name") != "broken" || (str(p, "status") == "failed" && !strings.HasPrefix(str(p, "error"), "MCP client for `broken` failed to start: MCP startup failed: ")) {
+		t.Fatalf("startup status %s", st.Raw)
+	}
+
+	if err := os.WriteFile(filepath.Join(d.Home, "config.toml"), []byte(base+mcpServerTOML("added", nil, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	WantResult(t, c.Call("config/mcpServer/reload", nil))
+	var seen []string
+	for !slices.Contains(seen, "ready") {
+		n := c.ReadUntil(isMethod("mcpServer/startupStatus/updated"))
+		validNotification(t, n)
+		p := unmarshal(t, n.Params)
+		if str(p, "name") != "added" {
+			continue
+		}
+		if path(p, "threadId") != nil {
+			t.Errorf("a daemon-wide update names a thread: %s", n.Raw)
+		}
+		seen = append(seen, str(p, "status"))
+	}
+	if !slices.Equal(seen, []string{"starting", "ready"}) {
+		t.Errorf("added server went %v", seen)
+	}
+	list := c.Call("mcpServerStatus/list", map[string]any{"limit": 1})
+	var page struct {
+		Data       []struct{ Name string } `json:"data"`
+		NextCursor *string                 `json:"nextCursor"`
+	}
+	validResult(t, "mcpServerStatus/list", list, &page)
+	if len(page.Data) != 1 || page.Data[0].Name != "added" || page.NextCursor == nil {
+		t.Fatalf("first page %s", list.Raw)
+	}
+	list = c.Call("mcpServerStatus/list", map[string]any{"limit": 1, "cursor": *page.NextCursor})
+	validResult(t, "mcpServerStatus/list", list, &page)
+	if len(page.Data) != 1 || page.Data[0].Name != "broken" || page.NextCursor != nil {
+		t.Fatalf("second page %s", list.Raw)
+	}
+}
+
+// A server that crashes mid-call fails that call; it is started again
+// (every client hears it fail, start and become ready) and the next call
+// works.
+func TestMCPRestartAfterCrash(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.FunctionCall("call_1", "mcp__test__echo", `{"text":"one"}`), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "it crashed"), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.FunctionCall("call_2", "mcp__test__echo", `{"text":"two"}`), mockmodel.Completed("resp_3", usage())),
+		mockmodel.Reply("resp_4", mockmodel.Text("msg_4", "it works"), mockmodel.Completed("resp_4", usage())),
+	)
+	marker := filepath.Join(t.TempDir(), "crashed")
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", []string{"-crash-once", marker}, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	msgs := runTurn(t, c, id, "one")
+	first := mcpItem(t, msgs, "item/completed", "call_1")
+	if first["status"] != "failed" || !strings.HasPrefix(str(first, "error", "message"), "tool call error: tool call failed for `test/echo`: ") {
+		t.Fatalf("the crashed call: %v", first)
+	}
+	// The daemon-wide updates from the crash on (they race the turn's
+	// end: some may have come with it).
+	var seen []string
+	note := func(n Message) {
+		validNotification(t, n)
+		p := unmarshal(t, n.Params)
+		if path(p, "threadId") != nil || (len(seen) == 0 && str(p, "status") != "failed") {
+			return // the thread's view, or the first start
+		}
+		seen = append(seen, str(p, "status"))
+		if str(p, "status") == "failed" {
+			mustContain(t, str(p, "error"), "MCP server exited: exit status 3")
+		}
+	}
+	for _, n := range msgs {
+		if n.Method == "mcpServer/startupStatus/updated" {
+			note(n)
+		}
+	}
+	for !slices.Contains(seen, "ready") {
+		note(c.ReadUntil(isMethod("mcpServer/startupStatus/updated")))
+	}
+	if !slices.Equal(seen, []string{"failed", "starting", "ready"}) {
+		t.Errorf("the server went %v", seen)
+	}
+	msgs = runTurn(t, c, id, "two")
+	if second := mcpItem(t, msgs, "item/completed", "call_2"); second["status"] != "completed" || str(second, "result", "content", 0, "text") != "two" {
+		t.Errorf("after the restart: %v", second)
+	}
+}
+
+// No MCP server, nor what it started, outlives the daemon: after stdin
+// EOF, and after SIGTERM.
+func TestMCPNoOrphans(t *testing.T) {
+	for _, how := range []string{"stdin EOF", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			m := mockmodel.New(t)
+			dir := t.TempDir()
+			pidFile, childFile := filepath.Join(dir, "pid"), filepath.Join(dir, "child")
+			d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", []string{"-pidfile", pidFile, "-child-pidfile", childFile}, "")})
+			c := d.Stdio()
+			c.Initialize("e2e", nil)
+			d.WaitLog(LogMsg("MCP server ready"))
+			pid, child := waitPidFile(t, pidFile), waitPidFile(t, childFile)
+			if !alive(pid) || !alive(child) {
+				t.Fatal("the server is not running")
+			}
+			if how == "SIGTERM" {
+				d.Signal(syscall.SIGTERM)
+			} else {
+				d.CloseStdin()
+			}
+			if code := d.Wait(); code != 0 {
+				t.Errorf("exit code %d", code)
+			}
+			for _, p := range []int{pid, child} {
+				if alive(p) {
+					t.Errorf("process %d outlived the daemon", p)
+				}
+			}
+		})
+	}
+}
+
+func waitPidFile(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond) // the server writes it as it starts
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// alive reports whether pid is a live process (not a zombie) per /proc.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && !strings.HasPrefix(s[i+1:], " Z")
+}
