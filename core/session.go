@@ -152,6 +152,9 @@ type Session struct {
 	// the session.
 	exec      *execState
 	approvals *policy.SessionApprovals
+	// mcpAllowed holds the MCP tools ("server/tool") the user approved
+	// for the session.
+	mcpAllowed sync.Map
 
 	// emitMu serialises event emission: Seq order, sink order and stream
 	// order are the same.
@@ -475,6 +478,8 @@ func (s *Session) handle(q queued) bool {
 	case OpUserInputAnswer:
 		s.answer(q, op.CallID, op)
 	case OpDynamicToolResponse:
+		s.answer(q, op.CallID, op)
+	case OpMcpElicitationAnswer:
 		s.answer(q, op.CallID, op)
 	case OpOverrideTurnContext:
 		s.ctxMu.Lock()

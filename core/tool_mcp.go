@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 )
 
@@ -20,9 +21,9 @@ type MCPTools interface {
 	Tools(ctx context.Context) []mcp.Tool
 	// Lookup finds the tool a call names (flat or namespaced).
 	Lookup(name, namespace string) (mcp.Tool, bool)
-	// Call runs a tool; progress gets the server's progress reports
-	// until it returns.
-	Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(mcp.Progress)) (*mcp.CallResult, error)
+	// Call runs a tool; hooks get the server's progress reports and
+	// elicitations until it returns.
+	Call(ctx context.Context, server, tool string, args json.RawMessage, hooks mcp.CallHooks) (*mcp.CallResult, error)
 }
 
 // mcpSpecs are the MCP tools offered for the turn's next request, minus
@@ -71,8 +72,22 @@ func (s *Session) runMCPTool(ctx context.Context, t *turn, c *toolCall, tool mcp
 	item := McpToolCallItem{ID: c.callID, Server: tool.Server, Tool: tool.Name, Arguments: args, Status: StatusInProgress, ReadOnly: tool.ReadOnly}
 	s.emit(t.subID, t.id, ItemStarted{Item: item})
 	start := s.cfg.Now()
-	res, err := s.cfg.MCP.Call(ctx, tool.Server, tool.Name, args, func(p mcp.Progress) {
-		s.emit(t.subID, t.id, McpToolCallProgress{ItemID: c.callID, Message: progressMessage(p)})
+	if refusal, ok := s.approveMCP(ctx, t, c, tool, args); !ok {
+		if ctx.Err() != nil {
+			return c.output("aborted: the turn was interrupted before the user answered")
+		}
+		dur := s.cfg.Now().Sub(start).Milliseconds()
+		item.Status, item.Error, item.DurationMs = StatusFailed, refusal, &dur
+		s.emit(t.subID, t.id, ItemCompleted{Item: item})
+		return mcpOutput(c, s.cfg.Now().Sub(start), []model.ContentPart{{Type: "input_text", Text: refusal}})
+	}
+	res, err := s.cfg.MCP.Call(ctx, tool.Server, tool.Name, args, mcp.CallHooks{
+		Progress: func(p mcp.Progress) {
+			s.emit(t.subID, t.id, McpToolCallProgress{ItemID: c.callID, Message: progressMessage(p)})
+		},
+		Elicit: func(ctx context.Context, e mcp.Elicitation) mcp.ElicitResult {
+			return s.elicit(ctx, t, tool.Server, e)
+		},
 	})
 	elapsed := s.cfg.Now().Sub(start)
 	if ctx.Err() != nil {
@@ -95,6 +110,74 @@ func (s *Session) runMCPTool(ctx context.Context, t *turn, c *toolCall, tool mcp
 	}
 	s.emit(t.subID, t.id, ItemCompleted{Item: item})
 	return mcpOutput(c, elapsed, mcpContentParts(res.Content, c.maxTokens))
+}
+
+// approveMCP asks the user before a tool that is not marked read-only
+// runs, unless the policy never asks or the user allowed the tool for the
+// session. It returns false, with what the model is told, when the call
+// must not run.
+func (s *Session) approveMCP(ctx context.Context, t *turn, c *toolCall, tool mcp.Tool, args json.RawMessage) (string, bool) {
+	if (tool.ReadOnly != nil && *tool.ReadOnly) || t.tc.ApprovalPolicy == policy.ApprovalNever {
+		return "", true
+	}
+	key := tool.Server + "/" + tool.Name
+	if _, ok := s.mcpAllowed.Load(key); ok {
+		return "", true
+	}
+	ch := t.await(c.callID)
+	s.emit(t.subID, t.id, McpToolApprovalRequest{CallID: c.callID, Server: tool.Server, Tool: tool.Name, Description: tool.Description, Arguments: args})
+	select {
+	case v := <-ch:
+		a := v.(OpMcpElicitationAnswer)
+		switch {
+		case a.Err != "":
+			return "the MCP tool call was not run: the approval request failed: " + a.Err, false
+		case a.Action == "accept":
+			if persist := persistOf(a.Meta); persist == "session" || persist == "always" {
+				s.mcpAllowed.Store(key, true)
+			}
+			return "", true
+		case a.Action == "cancel":
+			return "the MCP tool call was not run: the user cancelled it", false
+		}
+		return "the MCP tool call was not run: the user declined it", false
+	case <-ctx.Done():
+		t.forget(c.callID)
+		return "", false
+	}
+}
+
+// persistOf reads how long an approval lasts from the client's _meta.
+func persistOf(meta json.RawMessage) string {
+	var m struct {
+		Persist string `json:"persist"`
+	}
+	_ = json.Unmarshal(meta, &m)
+	return m.Persist
+}
+
+// elicit asks the user what an MCP server asks while its tool runs for
+// the turn. Under the never policy, and when the turn ends first, it is
+// declined: a server never waits on nobody.
+func (s *Session) elicit(ctx context.Context, t *turn, server string, e mcp.Elicitation) mcp.ElicitResult {
+	if t.tc.ApprovalPolicy == policy.ApprovalNever {
+		return mcp.ElicitResult{Action: "decline"}
+	}
+	id := "elicitation-" + newItemID()
+	ch := t.await(id)
+	s.emit(t.subID, t.id, McpElicitationRequest{CallID: id, Server: server, Message: e.Message, RequestedSchema: e.RequestedSchema, Meta: e.Meta})
+	select {
+	case v := <-ch:
+		a := v.(OpMcpElicitationAnswer)
+		if a.Err != "" {
+			return mcp.ElicitResult{Action: "decline"}
+		}
+		return mcp.ElicitResult{Action: a.Action, Content: a.Content}
+	case <-ctx.Done():
+		t.forget(id)
+		s.emit(t.subID, t.id, McpElicitationEnded{CallID: id})
+		return mcp.ElicitResult{Action: "cancel"}
+	}
 }
 
 // mcpArguments checks the model's arguments: a JSON object, or nothing.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/policy"
 )
 
 // fakeMCP is one server, "srv", with tools echo, fail, boom, big and
@@ -24,14 +25,14 @@ func newFakeMCP() *fakeMCP {
 }
 
 func (f *fakeMCP) tool(name string) mcp.Tool {
-	ro := name != "boom"
+	ro := name != "boom" && name != "write"
 	return mcp.Tool{Server: "srv", Name: name, Qualified: "mcp__srv__" + name, Description: name + " tool",
 		Parameters: json.RawMessage(`{"type":"object","properties":{}}`), ReadOnly: &ro}
 }
 
 func (f *fakeMCP) Tools(context.Context) []mcp.Tool {
 	var out []mcp.Tool
-	for _, n := range []string{"big", "boom", "echo", "fail", "slow"} {
+	for _, n := range []string{"ask", "big", "boom", "echo", "fail", "slow", "write"} {
 		out = append(out, f.tool(n))
 	}
 	return out
@@ -49,7 +50,8 @@ func (f *fakeMCP) Lookup(name, namespace string) (mcp.Tool, bool) {
 	return mcp.Tool{}, false
 }
 
-func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(mcp.Progress)) (*mcp.CallResult, error) {
+func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMessage, hooks mcp.CallHooks) (*mcp.CallResult, error) {
+	progress := hooks.Progress
 	text := func(s string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
 		return b
@@ -65,6 +67,11 @@ func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMe
 		}, StructuredContent: json.RawMessage(`{"ok":true}`)}, nil
 	case "fail":
 		return &mcp.CallResult{Content: []json.RawMessage{text("it failed")}, IsError: true}, nil
+	case "write":
+		return &mcp.CallResult{Content: []json.RawMessage{text("written")}}, nil
+	case "ask":
+		ans := hooks.Elicit(ctx, mcp.Elicitation{Message: "Which colour?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"c":{"type":"string"}}}`)})
+		return &mcp.CallResult{Content: []json.RawMessage{text(ans.Action + " " + string(ans.Content))}}, nil
 	case "boom":
 		return nil, errors.New("timed out awaiting tools/call after 2s")
 	case "big":
@@ -156,7 +163,7 @@ func TestMCPToolCall(t *testing.T) {
 			offered = append(offered, f.Name)
 		}
 	}
-	if strings.Join(offered, ",") != "mcp__srv__big,mcp__srv__boom,mcp__srv__echo,mcp__srv__fail,mcp__srv__slow" {
+	if strings.Join(offered, ",") != "mcp__srv__ask,mcp__srv__big,mcp__srv__boom,mcp__srv__echo,mcp__srv__fail,mcp__srv__slow,mcp__srv__write" {
 		t.Errorf("offered %v", offered)
 	}
 	var parts []model.ContentPart
@@ -187,7 +194,7 @@ func TestMCPToolFailures(t *testing.T) {
 	c := newFakeClient(t,
 		script{events: callEvents(bad, functionCall("call_fail", "mcp__srv__fail", map[string]any{}), functionCall("call_boom", "mcp__srv__boom", map[string]any{}))},
 		script{events: textEvents("msg_1", "done")})
-	s := newTestSession(t, c, withMCP(newFakeMCP()))
+	s := newTestSession(t, c, func(cfg *Config) { cfg.MCP = newFakeMCP(); cfg.ApprovalPolicy = policy.ApprovalNever })
 	col := collect(t, s, nil)
 	s.Call(ctx10(t), userInput("go"))
 	_, completed := mcpItems(col.waitFor(turnEnded))
@@ -250,5 +257,87 @@ func TestMCPToolInterrupted(t *testing.T) {
 	}
 	if _, completed := mcpItems(evs); len(completed) != 0 {
 		t.Errorf("completed %+v", completed)
+	}
+}
+
+// A tool not marked read-only asks first (under any policy but never):
+// declined, it does not run and the item fails; accepted for the session,
+// it runs, and runs again without asking.
+func TestMCPToolApproval(t *testing.T) {
+	c := newFakeClient(t,
+		script{events: callEvents(functionCall("call_1", "mcp__srv__write", map[string]any{"path": "a"}))},
+		script{events: callEvents(functionCall("call_2", "mcp__srv__write", map[string]any{"path": "b"}))},
+		script{events: callEvents(functionCall("call_3", "mcp__srv__write", map[string]any{"path": "c"}))},
+		script{events: textEvents("msg_1", "done")})
+	s := newTestSession(t, c, func(cfg *Config) { cfg.MCP = newFakeMCP(); cfg.ApprovalPolicy = policy.ApprovalOnRequest })
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	req := eventsOf[McpToolApprovalRequest](col.waitFor(isMsg[McpToolApprovalRequest]))[0]
+	if req.CallID != "call_1" || req.Server != "srv" || req.Tool != "write" || string(req.Arguments) != `{"path":"a"}` || req.Description != "write tool" {
+		t.Fatalf("request %+v", req)
+	}
+	if _, err := s.Call(ctx10(t), OpMcpElicitationAnswer{CallID: "call_1", Action: "decline"}); err != nil {
+		t.Fatal(err)
+	}
+	col.waitFor(func(ev Event) bool { r, ok := ev.Msg.(McpToolApprovalRequest); return ok && r.CallID == "call_2" })
+	if _, err := s.Call(ctx10(t), OpMcpElicitationAnswer{CallID: "call_2", Action: "accept", Meta: json.RawMessage(`{"persist":"session"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	evs := col.waitFor(turnEnded)
+	if n := len(eventsOf[McpToolApprovalRequest](evs)); n != 2 {
+		t.Errorf("%d approval requests, want 2 (the third call was allowed for the session)", n)
+	}
+	_, completed := mcpItems(evs)
+	byID := map[string]McpToolCallItem{}
+	for _, it := range completed {
+		byID[it.ID] = it
+	}
+	if d := byID["call_1"]; d.Status != StatusFailed || d.Error != "the MCP tool call was not run: the user declined it" || d.Result != nil {
+		t.Errorf("declined %+v", d)
+	}
+	for _, id := range []string{"call_2", "call_3"} {
+		if a := byID[id]; a.Status != StatusCompleted || a.Result == nil {
+			t.Errorf("%s %+v", id, a)
+		}
+	}
+	if out := rawOutput(t, c.requests()[1], "call_1"); !strings.Contains(out, "the user declined it") {
+		t.Errorf("declined output %s", out)
+	}
+}
+
+// A server's elicitation becomes a request of the turn; the answer goes
+// back to the server. Under the never policy it is declined unasked.
+func TestMCPElicitation(t *testing.T) {
+	for _, never := range []bool{false, true} {
+		c := newFakeClient(t, script{events: callEvents(functionCall("call_1", "mcp__srv__ask", map[string]any{}))}, script{events: textEvents("msg_1", "done")})
+		s := newTestSession(t, c, func(cfg *Config) {
+			cfg.MCP = newFakeMCP()
+			if never {
+				cfg.ApprovalPolicy = policy.ApprovalNever
+			}
+		})
+		col := collect(t, s, nil)
+		s.Call(ctx10(t), userInput("go"))
+		if !never {
+			req := eventsOf[McpElicitationRequest](col.waitFor(isMsg[McpElicitationRequest]))[0]
+			if req.Server != "srv" || req.Message != "Which colour?" || !strings.Contains(string(req.RequestedSchema), `"c"`) || req.CallID == "" {
+				t.Fatalf("request %+v", req)
+			}
+			if _, err := s.Call(ctx10(t), OpMcpElicitationAnswer{CallID: req.CallID, Action: "accept", Content: json.RawMessage(`{"c":"red"}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		evs := col.waitFor(turnEnded)
+		want := `accept {"c":"red"}`
+		if never {
+			want = "decline "
+			if n := len(eventsOf[McpElicitationRequest](evs)); n != 0 {
+				t.Errorf("never: %d requests", n)
+			}
+		}
+		_, completed := mcpItems(evs)
+		if len(completed) != 1 || !strings.Contains(string(completed[0].Result.Content[0]), strings.ReplaceAll(want, `"`, `\"`)) {
+			t.Errorf("never=%v: completed %+v", never, completed)
+		}
 	}
 }

@@ -307,6 +307,45 @@ func TestMcpToolCall(t *testing.T) {
 	}
 }
 
+// An MCP tool approval and a server's form are mcpServer/elicitation/request
+// (valid against the reference schema), with the waiting flags; answers
+// decode to the core's Op; a form the server gave up on is withdrawn.
+func TestMcpElicitationRequests(t *testing.T) {
+	p := NewThread(tid, protocol.StatusIdle())
+	item := core.McpToolCallItem{ID: "call_1", Server: "srv", Tool: "write", Arguments: json.RawMessage(`{"path":"a"}`), Status: core.StatusInProgress}
+	out := apply(p, core.TurnStarted{StartedAt: t0}, core.ItemStarted{Item: item},
+		core.McpToolApprovalRequest{CallID: "call_1", Server: "srv", Tool: "write", Description: "Write a file.", Arguments: json.RawMessage(`{"path":"a"}`)})
+	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started",
+		`status{"type":"active","activeFlags":["waitingOnApproval"]}`, "request:mcpServer/elicitation/request")
+	validate(t, out)
+	b, _ := json.Marshal(out[4].Request.Params)
+	for _, want := range []string{`"serverName":"srv"`, `"mode":"form"`, `"message":"Allow the srv MCP server to run tool \"write\"?"`,
+		`"requestedSchema":{"properties":{},"type":"object"}`, `"codex_approval_kind":"mcp_tool_call"`, `"tool_params":{"path":"a"}`, `"turnId":"turn-1"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("approval request lacks %s: %s", want, b)
+		}
+	}
+	op, err := out[4].Request.Decode(json.RawMessage(`{"action":"accept","content":{},"_meta":{"persist":"session"}}`), nil)
+	if a, ok := op.(core.OpMcpElicitationAnswer); err != nil || !ok || a.CallID != "call_1" || a.Action != "accept" || string(a.Meta) != `{"persist":"session"}` {
+		t.Fatalf("decoded %+v %v", op, err)
+	}
+	if _, err := out[4].Request.Decode(json.RawMessage(`{"action":"maybe"}`), nil); err == nil {
+		t.Error("an unknown action decoded")
+	}
+	ans, _ := p.Answered("call_1")
+	expect(t, ans, "resolved:call_1", `status{"type":"active","activeFlags":[]}`)
+
+	out = apply(p, core.McpElicitationRequest{CallID: "el-1", Server: "srv", Message: "Which colour?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"c":{"type":"string"}}}`)})
+	expect(t, out, `status{"type":"active","activeFlags":["waitingOnUserInput"]}`, "request:mcpServer/elicitation/request")
+	validate(t, out)
+	out = apply(p, core.McpElicitationEnded{CallID: "el-1"})
+	expect(t, out, "resolved:el-1", `status{"type":"active","activeFlags":[]}`)
+	if _, ok := p.Answered("el-1"); ok {
+		t.Error("a withdrawn request took an answer")
+	}
+}
+
 // A failed turn: systemError, the error, then turn/completed failed.
 func TestFailedTurn(t *testing.T) {
 	p := NewThread(tid, protocol.StatusIdle())

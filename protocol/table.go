@@ -119,4 +119,5 @@ func init() {
 	sreq("item/fileChange/requestApproval", FileChangeRequestApprovalParams{}, FileChangeRequestApprovalResponse{})
 	sreq("item/tool/requestUserInput", ToolRequestUserInputParams{}, ToolRequestUserInputResponse{})
 	sreq("item/tool/call", DynamicToolCallParams{}, DynamicToolCallResponse{})
+	sreq("mcpServer/elicitation/request", McpServerElicitationRequestParams{}, McpServerElicitationRequestResponse{})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/schema/refschema"
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
@@ -127,7 +128,7 @@ func TestMCPToolCallEndToEnd(t *testing.T) {
 	if s.Name != "test" || s.RuntimeStatus != "connected" || s.ServerInfo.Name != "agentd-test" || s.AuthStatus != "unsupported" {
 		t.Errorf("status %s", list.Raw)
 	}
-	if s.Tools["echo"]["name"] != "echo" || s.Tools["echo"]["inputSchema"] == nil || len(s.Tools) != 6 {
+	if s.Tools["echo"]["name"] != "echo" || s.Tools["echo"]["inputSchema"] == nil || len(s.Tools) != 7 {
 		t.Errorf("tools %v", s.Tools)
 	}
 }
@@ -371,4 +372,57 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && !strings.HasPrefix(s[i+1:], " Z")
+}
+
+// A tool not marked read-only asks first, through the reference's
+// mcpServer/elicitation/request; a server's own question (elicitation)
+// reaches the client the same way, and the answer goes back to the
+// server. Each request ends with serverRequest/resolved.
+func TestMCPApprovalAndElicitation(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.FunctionCall("call_write", "mcp__test__write", `{"path":"notes.txt"}`), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.FunctionCall("call_ask", "mcp__test__ask", `{"question":"Which colour?"}`), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.Text("msg_3", "done"), mockmodel.Completed("resp_3", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "on-request"`) + mcpServerTOML("test", nil, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	c.Request("turn/start", map[string]any{"threadId": id, "input": textInput("go")})
+
+	approval := c.ReadUntil(func(m Message) bool { return m.IsServerRequest() })
+	if err := refschema.Validator(t).ValidateServerRequest(approval.Method, approval.Raw); err != nil {
+		t.Fatalf("%v\n%s", err, approval.Raw)
+	}
+	p := unmarshal(t, approval.Params)
+	if approval.Method != "mcpServer/elicitation/request" || str(p, "serverName") != "test" || str(p, "threadId") != id ||
+		str(p, "_meta", "codex_approval_kind") != "mcp_tool_call" || str(p, "_meta", "tool_params", "path") != "notes.txt" ||
+		str(p, "message") != `Allow the test MCP server to run tool "write"?` {
+		t.Fatalf("approval request %s", approval.Raw)
+	}
+	c.Send(map[string]any{"id": approval.ID, "result": map[string]any{"action": "accept", "content": map[string]any{}}})
+	c.ReadUntil(isMethod("serverRequest/resolved"))
+
+	form := c.ReadUntil(func(m Message) bool { return m.IsServerRequest() })
+	if err := refschema.Validator(t).ValidateServerRequest(form.Method, form.Raw); err != nil {
+		t.Fatalf("%v\n%s", err, form.Raw)
+	}
+	p = unmarshal(t, form.Params)
+	if form.Method != "mcpServer/elicitation/request" || str(p, "message") != "Which colour?" || str(p, "mode") != "form" ||
+		path(p, "requestedSchema", "properties", "answer") == nil || path(p, "_meta", "codex_approval_kind") != nil {
+		t.Fatalf("elicitation %s", form.Raw)
+	}
+	c.Send(map[string]any{"id": form.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"answer": "green"}}})
+	msgs := collectUntil(c, isMethod("turn/completed"))
+	if !slices.ContainsFunc(msgs, func(m Message) bool { return m.Method == "serverRequest/resolved" }) {
+		t.Errorf("no serverRequest/resolved for the form: %v", methods(msgs))
+	}
+	if it := mcpItem(t, msgs, "item/completed", "call_ask"); it["status"] != "completed" || str(it, "result", "content", 0, "text") != "accepted: green" {
+		t.Errorf("ask %v", it)
+	}
+	reqs := m.Requests()
+	if out, _ := reqs[1].ToolOutput("call_write"); !strings.Contains(out, "would write notes.txt") {
+		t.Errorf("write output %s", out)
+	}
 }

@@ -34,11 +34,37 @@ type conn struct {
 	closed bool
 }
 
-// pendingCall routes a call's progress notifications until it returns.
+// pendingCall routes a call's progress notifications and elicitations
+// until it returns.
 type pendingCall struct {
-	mu   sync.Mutex
-	done bool
-	fn   func(Progress)
+	mu    sync.Mutex
+	done  bool
+	hooks CallHooks
+	ctx   context.Context // the call's, with its timeout
+	seq   uint64
+}
+
+// CallHooks are how a running call reaches its caller.
+type CallHooks struct {
+	// Progress gets the server's progress notifications.
+	Progress func(Progress)
+	// Elicit asks the user for what the server asks (elicitation/create)
+	// while the call runs; nil declines every request.
+	Elicit func(ctx context.Context, e Elicitation) ElicitResult
+}
+
+// Elicitation is a server's request for input from the user (form mode).
+type Elicitation struct {
+	Message         string
+	RequestedSchema json.RawMessage
+	Meta            json.RawMessage
+}
+
+// ElicitResult is the user's answer: accept (with Content), decline or
+// cancel.
+type ElicitResult struct {
+	Action  string
+	Content json.RawMessage
 }
 
 // Progress is a progress notification of a running call.
@@ -61,17 +87,61 @@ func (c *conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClient
 	}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if !pc.done && pc.fn != nil {
-		pc.fn(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+	if !pc.done && pc.hooks.Progress != nil {
+		pc.hooks.Progress(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
 	}
 }
 
-func (c *conn) register(fn func(Progress)) (string, *pendingCall) {
+// onElicit answers a server's elicitation/create. MCP does not say which
+// call a request belongs to over stdio: it goes to the call of this
+// server that started last and is still running; with none (or for a mode
+// other than a form) it is declined at once, never left waiting. The
+// call's timeout bounds the wait for the user.
+func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	decline := &mcp.ElicitResult{Action: "decline"}
+	if mode := req.Params.Mode; mode != "" && mode != "form" {
+		return decline, nil
+	}
+	c.mu.Lock()
+	var pc *pendingCall
+	for _, x := range c.calls {
+		if x.hooks.Elicit != nil && (pc == nil || x.seq > pc.seq) {
+			pc = x
+		}
+	}
+	c.mu.Unlock()
+	if pc == nil {
+		return decline, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(pc.ctx, cancel)
+	defer stop()
+	e := Elicitation{Message: req.Params.Message, RequestedSchema: marshalOrNil(req.Params.RequestedSchema)}
+	if len(req.Params.Meta) > 0 {
+		e.Meta = marshalOrNil(req.Params.Meta)
+	}
+	ans := pc.hooks.Elicit(ctx, e)
+	res := &mcp.ElicitResult{Action: ans.Action}
+	switch ans.Action {
+	case "accept":
+		var content map[string]any
+		if len(ans.Content) > 0 && json.Unmarshal(ans.Content, &content) == nil {
+			res.Content = content
+		}
+	case "decline", "cancel":
+	default:
+		res.Action = "decline"
+	}
+	return res, nil
+}
+
+func (c *conn) register(ctx context.Context, hooks CallHooks) (string, *pendingCall) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
 	token := "agentd-" + strconv.FormatUint(c.next, 10)
-	pc := &pendingCall{fn: fn}
+	pc := &pendingCall{hooks: hooks, ctx: ctx, seq: c.next}
 	c.calls[token] = pc
 	return token, pc
 }
@@ -142,11 +212,11 @@ type CallResult struct {
 }
 
 // Call runs a server's tool with args (a JSON object; empty means {}),
-// within the server's tool timeout. progress, if not nil, gets the
-// server's progress notifications until Call returns. When ctx ends the
+// within the server's tool timeout. hooks get the server's progress
+// notifications and elicitations until Call returns. When ctx ends the
 // call is cancelled (the server is sent notifications/cancelled) and
 // ctx's error returned.
-func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(Progress)) (*CallResult, error) {
+func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, hooks CallHooks) (*CallResult, error) {
 	s := m.server(server)
 	if s == nil {
 		return nil, fmt.Errorf("unknown MCP server `%s`", server)
@@ -173,7 +243,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	timeout := s.cfg.toolTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	token, pc := c.register(progress)
+	token, pc := c.register(cctx, hooks)
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := c.sess.CallTool(cctx, params)

@@ -160,7 +160,7 @@ func TestToolsAndCall(t *testing.T) {
 
 	// The progress the server reports comes before the answer.
 	var progress []Progress
-	res, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"hello"}`), func(p Progress) { progress = append(progress, p) })
+	res, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"hello"}`), CallHooks{Progress: func(p Progress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,21 +175,21 @@ func TestToolsAndCall(t *testing.T) {
 func TestCallContent(t *testing.T) {
 	f := start(t, Options{}, testConfig("test"))
 	ctx := ctxT(t)
-	res, err := f.m.Call(ctx, "test", "image", nil, nil)
+	res, err := f.m.Call(ctx, "test", "image", nil, CallHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Content) != 2 || !strings.Contains(string(res.Content[1]), `"type":"image"`) || !strings.Contains(string(res.Content[1]), `"mimeType":"image/png"`) {
 		t.Errorf("image content %s", res.Content)
 	}
-	res, err = f.m.Call(ctx, "test", "fail", json.RawMessage(`{}`), nil)
+	res, err = f.m.Call(ctx, "test", "fail", json.RawMessage(`{}`), CallHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.IsError || texts(t, res)[0] != "the tool failed on purpose" {
 		t.Errorf("fail answered %+v", res)
 	}
-	if _, err := f.m.Call(ctx, "nope", "echo", nil, nil); err == nil || !strings.Contains(err.Error(), "unknown MCP server `nope`") {
+	if _, err := f.m.Call(ctx, "nope", "echo", nil, CallHooks{}); err == nil || !strings.Contains(err.Error(), "unknown MCP server `nope`") {
 		t.Errorf("unknown server: %v", err)
 	}
 }
@@ -201,7 +201,7 @@ func TestToolTimeout(t *testing.T) {
 	cfg.ToolTimeout = 300 * time.Millisecond
 	f := start(t, Options{}, cfg)
 	f.m.Tools(ctxT(t))
-	_, err := f.m.Call(ctxT(t), "test", "slow", nil, nil)
+	_, err := f.m.Call(ctxT(t), "test", "slow", nil, CallHooks{})
 	if err == nil || err.Error() != "timed out awaiting tools/call after 300ms" {
 		t.Fatalf("err %v", err)
 	}
@@ -217,7 +217,7 @@ func TestCallCancelled(t *testing.T) {
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.m.Call(ctx, "test", "slow", nil, func(Progress) { close(started) })
+		_, err := f.m.Call(ctx, "test", "slow", nil, CallHooks{Progress: func(Progress) { close(started) }})
 		done <- err
 	}()
 	<-started
@@ -242,6 +242,31 @@ func waitLog(t *testing.T, logs *observer.ObservedLogs, line string) {
 	t.Fatalf("the server never logged %q", line)
 }
 
+// A server's elicitation reaches the running call's hook and the answer
+// goes back; without a hook it is declined at once.
+func TestElicitation(t *testing.T) {
+	f := start(t, Options{}, testConfig("test"))
+	var asked Elicitation
+	hooks := CallHooks{Elicit: func(ctx context.Context, e Elicitation) ElicitResult {
+		asked = e
+		return ElicitResult{Action: "accept", Content: json.RawMessage(`{"answer":"blue"}`)}
+	}}
+	res, err := f.m.Call(ctxT(t), "test", "ask", json.RawMessage(`{"question":"Which colour?"}`), hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, res)[0]; got != "accepted: blue" {
+		t.Errorf("answer %q", got)
+	}
+	if asked.Message != "Which colour?" || !strings.Contains(string(asked.RequestedSchema), `"answer"`) {
+		t.Errorf("asked %+v", asked)
+	}
+	res, err = f.m.Call(ctxT(t), "test", "ask", json.RawMessage(`{"question":"Anyone?"}`), CallHooks{})
+	if err != nil || texts(t, res)[0] != "decline" {
+		t.Errorf("without a hook: %v %+v", err, res)
+	}
+}
+
 func TestFailedStart(t *testing.T) {
 	bad := ServerConfig{Name: "broken", Command: "/nonexistent/prog", Required: true}
 	f := start(t, Options{}, bad, testConfig("test"))
@@ -254,7 +279,7 @@ func TestFailedStart(t *testing.T) {
 		t.Fatalf("WaitRequired: %v", err)
 	}
 	// The other server is unaffected; the failed one is listed as failed.
-	if _, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"x"}`), nil); err != nil {
+	if _, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"x"}`), CallHooks{}); err != nil {
 		t.Error(err)
 	}
 	for _, st := range f.m.Status() {
@@ -262,7 +287,7 @@ func TestFailedStart(t *testing.T) {
 			t.Errorf("status %+v", st)
 		}
 	}
-	if _, err := f.m.Call(ctxT(t), "broken", "echo", nil, nil); err == nil || !strings.Contains(err.Error(), "MCP server `broken` is failed") {
+	if _, err := f.m.Call(ctxT(t), "broken", "echo", nil, CallHooks{}); err == nil || !strings.Contains(err.Error(), "MCP server `broken` is failed") {
 		t.Errorf("call to a failed server: %v", err)
 	}
 }
@@ -295,7 +320,7 @@ func TestRestartAfterCrash(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "crashed")
 	f := start(t, Options{RestartBackoff: 50 * time.Millisecond}, testConfig("test", "-crash-once", marker))
 	first := f.ups.wait(t, 0, is("test", StateReady))
-	if _, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"x"}`), nil); err == nil {
+	if _, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"x"}`), CallHooks{}); err == nil {
 		t.Fatal("the call to a crashing server succeeded")
 	}
 	failed := f.ups.wait(t, first+1, is("test", StateFailed))
@@ -303,7 +328,7 @@ func TestRestartAfterCrash(t *testing.T) {
 		t.Errorf("error %q", e)
 	}
 	f.ups.wait(t, failed+1, is("test", StateReady))
-	res, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"again"}`), nil)
+	res, err := f.m.Call(ctxT(t), "test", "echo", json.RawMessage(`{"text":"again"}`), CallHooks{})
 	if err != nil || texts(t, res)[0] != "again" {
 		t.Fatalf("after the restart: %v %+v", err, res)
 	}
@@ -372,7 +397,7 @@ func TestStdioEnvironment(t *testing.T) {
 	f := start(t, Options{LookupEnv: lookup}, cfg)
 	want := map[string]string{"FOO": "bar", "MYVAR": "mine", "HOME": "/override", "OPENAI_API_KEY": "<unset>", "OTHER": "<unset>", "UNSET_VAR": "<unset>"}
 	for name, w := range want {
-		res, err := f.m.Call(ctxT(t), "test", "env", json.RawMessage(`{"name":"`+name+`"}`), nil)
+		res, err := f.m.Call(ctxT(t), "test", "env", json.RawMessage(`{"name":"`+name+`"}`), CallHooks{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +419,7 @@ func TestEnabledDisabledTools(t *testing.T) {
 	if strings.Join(names, ",") != "echo,fail" {
 		t.Errorf("tools %v", names)
 	}
-	if _, err := f.m.Call(ctxT(t), "test", "env", nil, nil); err == nil || !strings.Contains(err.Error(), "disabled by the configuration") {
+	if _, err := f.m.Call(ctxT(t), "test", "env", nil, CallHooks{}); err == nil || !strings.Contains(err.Error(), "disabled by the configuration") {
 		t.Errorf("call to a disabled tool: %v", err)
 	}
 	st := f.m.Status()
@@ -462,7 +487,7 @@ func TestStreamableHTTP(t *testing.T) {
 	url := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
 	cfg := ServerConfig{Name: "web", URL: url, BearerTokenEnvVar: "TOKEN", HTTPHeaders: map[string]string{"X-Test": "1"}}
 	f := start(t, Options{LookupEnv: func(k string) (string, bool) { return "tok", k == "TOKEN" }}, cfg)
-	res, err := f.m.Call(waitReady(t, f, "web"), "web", "echo", json.RawMessage(`{"text":"over http"}`), nil)
+	res, err := f.m.Call(waitReady(t, f, "web"), "web", "echo", json.RawMessage(`{"text":"over http"}`), CallHooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -276,9 +276,11 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	defer cancel()
 	c := &conn{server: s.cfg.Name, calls: map[string]*pendingCall{}, ended: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentd", Title: "agentd", Version: s.m.opts.Version}, &mcp.ClientOptions{
-		// No roots: agentd offers none.
-		Capabilities:                &mcp.ClientCapabilities{},
+		// No roots: agentd offers none. Form elicitations are answered
+		// by the user of the call that is running (onElicit).
+		Capabilities:                &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 		ProgressNotificationHandler: c.onProgress,
+		ElicitationHandler:          c.onElicit,
 	})
 	var transport mcp.Transport
 	if s.cfg.URL != "" {

@@ -43,6 +43,8 @@ func decide(msg core.EventMsg) persistDecision {
 		return decisionDrop // pending requests die with the process; the item records the outcome
 	case core.McpToolCallProgress:
 		return decisionDrop // volatile: the completed item holds the result
+	case core.McpToolApprovalRequest, core.McpElicitationRequest, core.McpElicitationEnded:
+		return decisionDrop // pending requests die with the process; the item records the outcome
 	case core.PlanUpdate, core.TurnDiff:
 		return decisionDrop // derivable or re-sent on the next turn; not part of the rebuilt view
 	case core.StreamError, core.Warning, core.ModelReroute:

@@ -10,6 +10,8 @@
 //	fail   {}       returns a tool error (isError)
 //	env    {name}   returns the value of an environment variable ("<unset>" if unset)
 //	write  {path}   annotated as not read-only; writes nothing, says what it would do
+//	ask    {question} asks the user (elicitation/create, a form with one
+//	                string "answer") and says what came back
 //
 // With -alias NAME, echo is also offered as NAME. With -pidfile FILE it
 // writes its pid there; with -child-pidfile FILE it starts "sleep 3600" in
@@ -191,6 +193,21 @@ func addTools(srv *mcp.Server, start func(), alias string) {
 				return text("<unset>"), nil
 			}
 			return text(v), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user a question.", Annotations: readOnly,
+		InputSchema: schema(`"question":{"type":"string"}`, "question")},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			start()
+			q, _ := args(req)["question"].(string)
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q,
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)})
+			if err != nil {
+				return nil, err
+			}
+			if res.Action != "accept" {
+				return text(res.Action), nil
+			}
+			return text(fmt.Sprintf("accepted: %v", res.Content["answer"])), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "write", Description: "Pretend to write a file.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false},
