@@ -53,11 +53,15 @@ func NewWithMetrics(cfg *config.Config, log *zap.Logger, m *metrics.Metrics) *rp
 	if err != nil {
 		cwd = "/"
 	}
-	if err := threads.Register(s, threads.Options{Config: cfg, Log: log, Version: Version, Cwd: cwd, Observer: threadObs}); err != nil {
+	var configWritten func()
+	if layer, err := threads.Register(s, threads.Options{Config: cfg, Log: log, Version: Version, Cwd: cwd, Observer: threadObs}); err != nil {
 		// The daemon still serves the handshake and the utility methods.
 		log.Error("thread layer unavailable", zap.Error(err))
+	} else {
+		// A config write that changes [mcp_servers] applies at once.
+		configWritten = layer.ReloadMCP
 	}
-	utility.Register(s, utility.Options{Config: cfg, Log: log, Cwd: cwd})
+	utility.Register(s, utility.Options{Config: cfg, Log: log, Cwd: cwd, ConfigWritten: configWritten})
 	if os.Getenv(TestHooksEnv) == "1" {
 		registerTestHooks(s)
 	}

@@ -426,3 +426,36 @@ func TestMCPApprovalAndElicitation(t *testing.T) {
 		t.Errorf("write output %s", out)
 	}
 }
+
+// A config write that adds a server starts it, without a restart; one
+// that removes it stops it. An invalid server table is refused by the
+// write itself.
+func TestMCPConfigWriteApplies(t *testing.T) {
+	m := mockmodel.New(t)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	bad := c.Call("config/value/write", map[string]any{"keyPath": "mcp_servers.bad", "value": map[string]any{"args": []string{"x"}}, "mergeStrategy": "replace"})
+	if bad.Error == nil || !strings.Contains(bad.Error.Message, "invalid transport") {
+		t.Fatalf("invalid server written: %s", bad.Raw)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	WantResult(t, c.Call("config/value/write", map[string]any{"keyPath": "mcp_servers.added", "mergeStrategy": "replace",
+		"value": map[string]any{"command": MCPServer(), "args": []string{"-pidfile", pidFile}}}))
+	for {
+		n := c.ReadUntil(isMethod("mcpServer/startupStatus/updated"))
+		if p := unmarshal(t, n.Params); str(p, "name") == "added" && str(p, "status") == "ready" {
+			break
+		}
+	}
+	pid := waitPidFile(t, pidFile)
+	WantResult(t, c.Call("config/value/write", map[string]any{"keyPath": "mcp_servers.added", "value": nil, "mergeStrategy": "replace"}))
+	d.WaitLog(LogMsg("reloading MCP servers"))
+	deadline := time.Now().Add(WaitTimeout)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // the stop is not reported to clients
+	}
+	if alive(pid) {
+		t.Error("the removed server still runs")
+	}
+}

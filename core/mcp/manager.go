@@ -74,6 +74,8 @@ const (
 type Manager struct {
 	opts Options
 	log  *zap.Logger
+	// reloadMu makes reloads one at a time.
+	reloadMu sync.Mutex
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -125,6 +127,8 @@ func (m *Manager) Configured() bool {
 // changed are stopped, new or changed ones started, unchanged ones left
 // running.
 func (m *Manager) Reload(servers []ServerConfig) {
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
 	want := map[string]ServerConfig{}
 	for _, c := range servers {
 		want[c.Name] = c

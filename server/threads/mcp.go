@@ -175,14 +175,21 @@ func connectionStatus(st mcp.State) protocol.McpServerConnectionStatus {
 // mcpReload reads [mcp_servers] again and applies it: removed and changed
 // servers stop, new and changed ones start, the others keep running.
 func (sv *service) mcpReload(_ context.Context, _ *rpc.Request, _ *protocol.Empty) (*protocol.Empty, error) {
+	if err := sv.reloadMCP(); err != nil {
+		return nil, protocol.Errorf(protocol.CodeInternalError, "failed to reload config: %v", err)
+	}
+	return &protocol.Empty{}, nil
+}
+
+func (sv *service) reloadMCP() error {
 	servers, warnings, err := sv.cfg.ReloadMCPServers()
 	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeInternalError, "failed to reload config: %v", err)
+		return err
 	}
 	for _, w := range warnings {
 		sv.log.Warn(w.Summary)
 	}
 	sv.log.Info("reloading MCP servers", zap.Int("servers", len(servers)))
 	sv.mcp.Reload(servers)
-	return &protocol.Empty{}, nil
+	return nil
 }

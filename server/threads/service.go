@@ -58,13 +58,24 @@ type service struct {
 // Register creates the thread layer and registers its methods on s; its
 // threads stop when s drains. It fails when the thread store cannot be
 // opened.
-func Register(s *rpc.Server, opts Options) error {
+func Register(s *rpc.Server, opts Options) (*Layer, error) {
 	sv, err := newService(s, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sv.register()
-	return nil
+	return &Layer{sv: sv}, nil
+}
+
+// Layer is a registered thread layer, for the rest of the daemon.
+type Layer struct{ sv *service }
+
+// ReloadMCP applies [mcp_servers] as config.toml now has it (after a
+// config write), as config/mcpServer/reload does.
+func (l *Layer) ReloadMCP() {
+	if err := l.sv.reloadMCP(); err != nil {
+		l.sv.log.Warn("MCP servers not reloaded after a config write", zap.Error(err))
+	}
 }
 
 func newService(s *rpc.Server, opts Options) (*service, error) {

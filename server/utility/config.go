@@ -197,6 +197,9 @@ func (u *utility) configWrite(filePath, expected *string, edits []configedit.Edi
 	if !res.InPlace {
 		u.log.Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
 	}
+	if u.configWritten != nil {
+		go u.configWritten()
+	}
 	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
 }
 

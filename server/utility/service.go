@@ -20,6 +20,9 @@ type Options struct {
 	Log    *zap.Logger
 	// Cwd is the daemon's working directory, where relative paths start.
 	Cwd string
+	// ConfigWritten, when set, is called (on its own goroutine) after
+	// each config write, so that what applies at once does.
+	ConfigWritten func()
 }
 
 // utility serves the methods that need no thread: command/exec, fs/*,
@@ -29,6 +32,8 @@ type utility struct {
 	cfg *config.Config
 	log *zap.Logger
 	cwd string
+	// configWritten is Options.ConfigWritten.
+	configWritten func()
 	// guard refuses destructive fs/* requests at vital paths.
 	guard guard
 
@@ -56,7 +61,7 @@ func newUtility(opts Options) *utility {
 		home = opts.Config.Home
 	}
 	return &utility{cfg: opts.Config, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
-		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
+		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{}), configWritten: opts.ConfigWritten}
 }
 
 // Register registers the utility methods on s; their processes and
