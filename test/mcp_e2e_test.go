@@ -1,8 +1,10 @@
 package test
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -457,5 +459,70 @@ func TestMCPConfigWriteApplies(t *testing.T) {
 	}
 	if alive(pid) {
 		t.Error("the removed server still runs")
+	}
+}
+
+// turn/interrupt cancels a running call at the server.
+func TestMCPInterruptCancelsCall(t *testing.T) {
+	m := mockmodel.New(t, mockmodel.AllowUnused())
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.FunctionCall("call_slow", "mcp__test__slow", `{}`), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "never read"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", nil, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	res := unmarshal(t, WantResult(t, c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("go")})))
+	c.ReadUntil(isMethod("item/mcpToolCall/progress")) // the server is in the call
+	WantResult(t, c.Call("turn/interrupt", map[string]any{"threadId": id, "turnId": str(res, "turn", "id")}))
+	done := c.ReadUntil(isMethod("turn/completed"))
+	if str(unmarshal(t, done.Params), "turn", "status") != "interrupted" {
+		t.Fatalf("turn ended %s", done.Raw)
+	}
+	d.WaitLog(func(l LogLine) bool { return l.Msg == "MCP server stderr" && strings.Contains(l.Str("line"), "slow call cancelled") })
+}
+
+// A streamable HTTP server on loopback, configured by url with a bearer
+// token from the environment, serves the model's call.
+func TestMCPStreamableHTTPServer(t *testing.T) {
+	srv := exec.Command(MCPServer(), "-http", "127.0.0.1:0", "-require-bearer", "secret")
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.FunctionCall("call_1", "mcp__web__echo", `{"text":"over http"}`), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	cfg := mockConfig(m, "") + fmt.Sprintf("\n[mcp_servers.web]\nurl = %q\nbearer_token_env_var = \"WEB_TOKEN\"\n", url)
+	d := Start(t, Options{ConfigTOML: cfg, Env: []string{"WEB_TOKEN=secret"}})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	msgs := runTurn(t, c, id, "go")
+	if it := mcpItem(t, msgs, "item/completed", "call_1"); it["status"] != "completed" || str(it, "result", "content", 0, "text") != "over http" {
+		t.Errorf("item %v", it)
+	}
+	list := c.Call("mcpServerStatus/list", map[string]any{})
+	var status struct {
+		Data []struct {
+			AuthStatus string `json:"authStatus"`
+			HTTPOrigin string `json:"httpOrigin"`
+		} `json:"data"`
+	}
+	validResult(t, "mcpServerStatus/list", list, &status)
+	if len(status.Data) != 1 || status.Data[0].AuthStatus != "bearerToken" || !strings.HasPrefix(status.Data[0].HTTPOrigin, "http://127.0.0.1:") {
+		t.Errorf("status %s", list.Raw)
 	}
 }

@@ -1,6 +1,7 @@
 // Command mcpserver is a small MCP server for agentd's tests, written with
 // the official Go SDK and served over stdio (or, with -http ADDR, over
-// streamable HTTP on that address, printing "listening on URL" once bound).
+// streamable HTTP on that address, printing "listening on URL" once bound;
+// with -require-bearer TOKEN it refuses requests without that token).
 //
 // Tools:
 //
@@ -50,6 +51,7 @@ var onePixelPNG = []byte{
 func main() {
 	crashOnce := flag.String("crash-once", "", "crash on the first tool call unless this file exists (then create it)")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	bearer := flag.String("require-bearer", "", "over HTTP, answer 401 to requests without this bearer token")
 	name := flag.String("name", "agentd-test", "the server's name in its initialize answer")
 	alias := flag.String("alias", "", "also offer echo under this name (to test how names are qualified)")
 	pidFile := flag.String("pidfile", "", "write the server's pid to this file")
@@ -82,7 +84,7 @@ func main() {
 	addTools(srv, start, *alias)
 
 	if *httpAddr != "" {
-		serveHTTP(srv, *httpAddr)
+		serveHTTP(srv, *httpAddr, *bearer)
 		return
 	}
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
@@ -100,7 +102,7 @@ func writePid(path string, pid int) {
 	}
 }
 
-func serveHTTP(srv *mcp.Server, addr string) {
+func serveHTTP(srv *mcp.Server, addr, bearer string) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
@@ -109,7 +111,13 @@ func serveHTTP(srv *mcp.Server, addr string) {
 	fmt.Printf("listening on http://%s/mcp\n", l.Addr())
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if bearer != "" && r.Header.Get("Authorization") != "Bearer "+bearer {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	if err := http.Serve(l, mux); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
 		os.Exit(1)
