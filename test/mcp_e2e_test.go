@@ -480,7 +480,9 @@ func TestMCPInterruptCancelsCall(t *testing.T) {
 	if str(unmarshal(t, done.Params), "turn", "status") != "interrupted" {
 		t.Fatalf("turn ended %s", done.Raw)
 	}
-	d.WaitLog(func(l LogLine) bool { return l.Msg == "MCP server stderr" && strings.Contains(l.Str("line"), "slow call cancelled") })
+	d.WaitLog(func(l LogLine) bool {
+		return l.Msg == "MCP server stderr" && strings.Contains(l.Str("line"), "slow call cancelled")
+	})
 }
 
 // A streamable HTTP server on loopback, configured by url with a bearer
