@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +41,17 @@ func (s *Session) mcpSpecs(t *turn) []json.RawMessage {
 		}
 		out = append(out, tool.Spec())
 	}
-	return out
+	return append(out, s.resourceSpecs()...)
+}
+
+// sortSpecs orders tool specs by name, so that requests are stable.
+func sortSpecs(specs []json.RawMessage) {
+	name := func(b json.RawMessage) string {
+		var f struct{ Name string }
+		_ = json.Unmarshal(b, &f)
+		return f.Name
+	}
+	slices.SortFunc(specs, func(a, b json.RawMessage) int { return strings.Compare(name(a), name(b)) })
 }
 
 func (s *Session) dynamicName(name string) bool {

@@ -103,6 +103,9 @@ func (s *Session) dispatchTool(t *turn, c *toolCall) model.ResponseItem {
 	if tool, ok := s.mcpTool(c); ok {
 		return s.runMCPTool(t.ctx, t, c, tool)
 	}
+	if out, ok := s.runResourceTool(t.ctx, c); ok {
+		return out
+	}
 	if h, ok := s.tools[c.name]; ok && !(shellForms[c.name] && s.family(t).Shell == catalog.ShellDisabled) {
 		return h(t.ctx, t, c)
 	}

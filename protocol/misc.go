@@ -107,6 +107,42 @@ type McpToolCallProgressNotification struct {
 	Message  string `json:"message"`
 }
 
+// McpResourceReadParams are the params of mcpServer/resource/read.
+type McpResourceReadParams struct {
+	Server       string  `json:"server"`
+	URI          string  `json:"uri"`
+	ThreadID     *string `json:"threadId,omitempty"`
+	ConnectorID  *string `json:"connectorId,omitempty"`
+	OriginCallID *string `json:"originCallId,omitempty"`
+	Target       any     `json:"target,omitempty"`
+	Meta         any     `json:"_meta,omitempty"`
+}
+
+// McpResourceReadResponse is the resource's contents, in the server's
+// JSON (text or blob, with uri and mimeType).
+type McpResourceReadResponse struct {
+	Contents     List[any] `json:"contents"`
+	OriginCallID *string   `json:"originCallId" wire:"optional"`
+}
+
+// McpServerToolCallParams are the params of mcpServer/tool/call: a
+// client calls a tool itself.
+type McpServerToolCallParams struct {
+	ThreadID  string `json:"threadId"`
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`
+	Arguments any    `json:"arguments,omitempty"`
+	Meta      any    `json:"_meta,omitempty"`
+}
+
+// McpServerToolCallResponse is the tool's result.
+type McpServerToolCallResponse struct {
+	Content           List[any] `json:"content"`
+	StructuredContent any       `json:"structuredContent" wire:"optional"`
+	IsError           *bool     `json:"isError" wire:"optional"`
+	Meta              any       `json:"_meta" wire:"optional"`
+}
+
 // McpTool is a tool an MCP server offers.
 type McpTool struct {
 	Name         string  `json:"name"`

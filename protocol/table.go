@@ -41,6 +41,8 @@ func init() {
 	req("permissionProfile/list", PermissionProfileListParams{}, PermissionProfileListResponse{})
 	req("config/mcpServer/reload", nil, Empty{})
 	req("mcpServerStatus/list", ListMcpServerStatusParams{}, ListMcpServerStatusResponse{})
+	req("mcpServer/resource/read", McpResourceReadParams{}, McpResourceReadResponse{})
+	req("mcpServer/tool/call", McpServerToolCallParams{}, McpServerToolCallResponse{})
 	req("account/login/start", LoginAccountParams{}, LoginAccountResponse{})
 	exp("account/bedrock/checkGovCloudRequirements", Empty{}, BedrockCheckGovCloudRequirementsResponse{})
 	req("account/login/cancel", CancelLoginAccountParams{}, CancelLoginAccountResponse{})

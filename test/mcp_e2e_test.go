@@ -528,3 +528,58 @@ func TestMCPStreamableHTTPServer(t *testing.T) {
 		t.Errorf("status %s", list.Raw)
 	}
 }
+
+// The model lists and reads the servers' resources with the reference's
+// resource tools; a client reads a resource (mcpServer/resource/read) and
+// calls a tool itself (mcpServer/tool/call, in a loaded thread's name).
+func TestMCPResourcesAndClientCalls(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1",
+			mockmodel.FunctionCall("call_list", "list_mcp_resources", `{}`),
+			mockmodel.FunctionCall("call_read", "read_mcp_resource", `{"server":"test","uri":"test://greeting"}`),
+			mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", nil, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	runTurn(t, c, id, "read")
+	reqs := m.Requests()
+	for _, name := range []string{"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"} {
+		if !slices.Contains(reqs[0].ToolNames(), name) {
+			t.Errorf("%s not offered: %v", name, reqs[0].ToolNames())
+		}
+	}
+	if out, _ := reqs[1].ToolOutput("call_list"); !strings.Contains(out, `"uri":"test://greeting"`) || !strings.Contains(out, `"server":"test"`) {
+		t.Errorf("list output %s", out)
+	}
+	if out, _ := reqs[1].ToolOutput("call_read"); !strings.Contains(out, "hello from a resource") {
+		t.Errorf("read output %s", out)
+	}
+
+	read := c.Call("mcpServer/resource/read", map[string]any{"server": "test", "uri": "test://item/42"})
+	var contents struct {
+		Contents []struct{ URI, Text string } `json:"contents"`
+	}
+	validResult(t, "mcpServer/resource/read", read, &contents)
+	if len(contents.Contents) != 1 || contents.Contents[0].Text != "item 42" {
+		t.Errorf("resource read %s", read.Raw)
+	}
+	call := c.Call("mcpServer/tool/call", map[string]any{"threadId": id, "server": "test", "tool": "echo", "arguments": map[string]any{"text": "direct"}})
+	var result struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	validResult(t, "mcpServer/tool/call", call, &result)
+	if len(result.Content) != 1 || result.Content[0].Text != "direct" || result.IsError {
+		t.Errorf("tool call %s", call.Raw)
+	}
+	WantError(t, c.Call("mcpServer/tool/call", map[string]any{"threadId": "00000000-0000-0000-0000-000000000000", "server": "test", "tool": "echo"}),
+		-32600, "thread not found: 00000000-0000-0000-0000-000000000000")
+	bad := c.Call("mcpServer/resource/read", map[string]any{"server": "nope", "uri": "x://y"})
+	if bad.Error == nil || !strings.Contains(bad.Error.Message, "unknown MCP server `nope`") {
+		t.Errorf("unknown server: %s", bad.Raw)
+	}
+}

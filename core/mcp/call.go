@@ -217,25 +217,14 @@ type CallResult struct {
 // call is cancelled (the server is sent notifications/cancelled) and
 // ctx's error returned.
 func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, hooks CallHooks) (*CallResult, error) {
-	s := m.server(server)
-	if s == nil {
-		return nil, fmt.Errorf("unknown MCP server `%s`", server)
-	}
-	if !s.cfg.offers(tool) {
+	if s := m.server(server); s != nil && !s.cfg.offers(tool) {
 		return nil, fmt.Errorf("tool `%s` of MCP server `%s` is disabled by the configuration", tool, server)
 	}
 	// A server still starting (or starting again) is waited for, within
 	// its startup timeout.
-	if err := s.waitStarted(ctx); err != nil {
+	s, c, err := m.session(ctx, server)
+	if err != nil {
 		return nil, err
-	}
-	c := s.ready()
-	if c == nil {
-		st, cause := s.stateNow()
-		if cause != "" {
-			return nil, fmt.Errorf("MCP server `%s` is %s: %s", server, st, cause)
-		}
-		return nil, fmt.Errorf("MCP server `%s` is %s", server, st)
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -267,4 +256,77 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 		}
 	}
 	return out, nil
+}
+
+// session returns the session of a ready server, waiting for one still
+// starting, or an error naming the server and its state.
+func (m *Manager) session(ctx context.Context, server string) (*server, *conn, error) {
+	s := m.server(server)
+	if s == nil {
+		return nil, nil, fmt.Errorf("unknown MCP server `%s`", server)
+	}
+	if err := s.waitStarted(ctx); err != nil {
+		return nil, nil, err
+	}
+	c := s.ready()
+	if c == nil {
+		st, cause := s.stateNow()
+		if cause != "" {
+			return nil, nil, fmt.Errorf("MCP server `%s` is %s: %s", server, st, cause)
+		}
+		return nil, nil, fmt.Errorf("MCP server `%s` is %s", server, st)
+	}
+	return s, c, nil
+}
+
+// ReadResource reads a server's resource: its contents in the server's
+// JSON, within the server's tool timeout.
+func (m *Manager) ReadResource(ctx context.Context, server, uri string) ([]json.RawMessage, error) {
+	s, c, err := m.session(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.toolTimeout())
+	defer cancel()
+	res, err := c.sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from MCP server `%s`: %w", uri, server, err)
+	}
+	out := make([]json.RawMessage, 0, len(res.Contents))
+	for _, rc := range res.Contents {
+		if b := marshalOrNil(rc); b != nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// ListResources lists one page of a server's resources (templates, with
+// templates set), from cursor ("" for the first); next is "" on the last
+// page.
+func (m *Manager) ListResources(ctx context.Context, server, cursor string, templates bool) (items []json.RawMessage, next string, err error) {
+	s, c, err := m.session(ctx, server)
+	if err != nil {
+		return nil, "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.toolTimeout())
+	defer cancel()
+	if templates {
+		res, err := c.sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", fmt.Errorf("listing the resource templates of MCP server `%s`: %w", server, err)
+		}
+		for _, r := range res.ResourceTemplates {
+			items = append(items, marshalOrNil(r))
+		}
+		return items, res.NextCursor, nil
+	}
+	res, err := c.sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+	if err != nil {
+		return nil, "", fmt.Errorf("listing the resources of MCP server `%s`: %w", server, err)
+	}
+	for _, r := range res.Resources {
+		items = append(items, marshalOrNil(r))
+	}
+	return items, res.NextCursor, nil
 }

@@ -401,3 +401,17 @@ func (m *Manager) Status() []ServerStatus {
 	}
 	return out
 }
+
+// ResourceServers lists the ready servers that offer resources, by name.
+func (m *Manager) ResourceServers() []string {
+	var out []string
+	for _, s := range m.sorted() {
+		s.mu.Lock()
+		ok := s.state == StateReady && s.conn != nil && s.info != nil && s.info.Capabilities != nil && s.info.Capabilities.Resources != nil
+		s.mu.Unlock()
+		if ok {
+			out = append(out, s.cfg.Name)
+		}
+	}
+	return out
+}

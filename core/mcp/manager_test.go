@@ -524,3 +524,27 @@ func TestHTTPHeaders(t *testing.T) {
 		}
 	}
 }
+
+func TestResources(t *testing.T) {
+	f := start(t, Options{}, testConfig("test"))
+	ctx := ctxT(t)
+	items, next, err := f.m.ListResources(ctx, "test", "", false)
+	if err != nil || len(items) != 1 || next != "" || !strings.Contains(string(items[0]), `"uri":"test://greeting"`) {
+		t.Fatalf("resources %s %q %v", items, next, err)
+	}
+	tmpl, _, err := f.m.ListResources(ctx, "test", "", true)
+	if err != nil || len(tmpl) != 1 || !strings.Contains(string(tmpl[0]), `"uriTemplate":"test://item/{id}"`) {
+		t.Fatalf("templates %s %v", tmpl, err)
+	}
+	contents, err := f.m.ReadResource(ctx, "test", "test://item/7")
+	if err != nil || len(contents) != 1 || !strings.Contains(string(contents[0]), `"text":"item 7"`) {
+		t.Fatalf("read %s %v", contents, err)
+	}
+	if _, err := f.m.ReadResource(ctx, "test", "test://nowhere"); err == nil || !strings.Contains(err.Error(), "MCP server `test`") {
+		t.Errorf("missing resource: %v", err)
+	}
+	st := f.m.Status()
+	if len(st[0].Resources) != 1 || len(st[0].ResourceTemplates) != 1 {
+		t.Errorf("status resources %+v", st[0])
+	}
+}

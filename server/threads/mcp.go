@@ -193,3 +193,50 @@ func (sv *service) reloadMCP() error {
 	sv.mcp.Reload(servers)
 	return nil
 }
+
+// mcpResourceRead reads a server's resource for a client.
+func (sv *service) mcpResourceRead(ctx context.Context, _ *rpc.Request, p *protocol.McpResourceReadParams) (*protocol.McpResourceReadResponse, error) {
+	contents, err := sv.mcp.ReadResource(ctx, p.Server, p.URI)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeInternalError, "%v", err)
+	}
+	out := &protocol.McpResourceReadResponse{Contents: make(protocol.List[any], 0, len(contents))}
+	for _, c := range contents {
+		out.Contents = append(out.Contents, c)
+	}
+	return out, nil
+}
+
+// mcpToolCall runs a server's tool for a client, in a loaded thread's
+// name (the reference's check); no item is made, the result is the
+// answer.
+func (sv *service) mcpToolCall(ctx context.Context, _ *rpc.Request, p *protocol.McpServerToolCallParams) (*protocol.McpServerToolCallResponse, error) {
+	if sv.threads.get(p.ThreadID) == nil {
+		return nil, protocol.InvalidRequest("thread not found: %s", p.ThreadID)
+	}
+	args := json.RawMessage("{}")
+	if p.Arguments != nil {
+		b, err := json.Marshal(p.Arguments)
+		if err != nil {
+			return nil, protocol.InvalidRequest("invalid arguments: %v", err)
+		}
+		args = b
+	}
+	res, err := sv.mcp.Call(ctx, p.Server, p.Tool, args, mcp.CallHooks{})
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeInternalError, "tool call failed for `%s/%s`: %v", p.Server, p.Tool, err)
+	}
+	out := &protocol.McpServerToolCallResponse{Content: make(protocol.List[any], 0, len(res.Content))}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, c)
+	}
+	if res.StructuredContent != nil {
+		out.StructuredContent = res.StructuredContent
+	}
+	if res.Meta != nil {
+		out.Meta = res.Meta
+	}
+	isErr := res.IsError
+	out.IsError = &isErr
+	return out, nil
+}

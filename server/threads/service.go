@@ -159,6 +159,8 @@ func (sv *service) register() {
 	rpc.Handle(s, "plugin/installed", pluginInstalled)
 	rpc.Handle(s, "mcpServerStatus/list", sv.mcpServerStatusList)
 	rpc.Handle(s, "config/mcpServer/reload", sv.mcpReload)
+	rpc.Handle(s, "mcpServer/resource/read", sv.mcpResourceRead)
+	rpc.Handle(s, "mcpServer/tool/call", sv.mcpToolCall)
 	rpc.Handle(s, "thread/goal/get", threadGoalGet)
 	rpc.Handle(s, "thread/backgroundTerminals/list", backgroundTerminalsList)
 	rpc.Handle(s, "thread/readState/update", readStateUpdate)

@@ -14,6 +14,8 @@
 //	ask    {question} asks the user (elicitation/create, a form with one
 //	                string "answer") and says what came back
 //
+// Resources: test://greeting (text) and the template test://item/{id}.
+//
 // With -alias NAME, echo is also offered as NAME. With -pidfile FILE it
 // writes its pid there; with -child-pidfile FILE it starts "sleep 3600" in
 // its own process group (as a wrapper such as npx starts node) and writes
@@ -216,6 +218,14 @@ func addTools(srv *mcp.Server, start func(), alias string) {
 				return text(res.Action), nil
 			}
 			return text(fmt.Sprintf("accepted: %v", res.Content["answer"])), nil
+		})
+	srv.AddResource(&mcp.Resource{URI: "test://greeting", Name: "greeting", Description: "A greeting.", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "hello from a resource"}}}, nil
+		})
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + strings.TrimPrefix(req.Params.URI, "test://item/")}}}, nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "write", Description: "Pretend to write a file.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false},
