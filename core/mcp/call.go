@@ -242,8 +242,11 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("timed out awaiting tools/call after %s", timeout)
+		err = fmt.Errorf("timed out awaiting tools/call after %s", timeout)
+		s.log.Warn("MCP tool call failed", zap.String("tool", tool), zap.Error(err))
+		return nil, err
 	default:
+		s.log.Warn("MCP tool call failed", zap.String("tool", tool), zap.Error(err))
 		return nil, err
 	}
 	out := &CallResult{IsError: res.IsError, StructuredContent: marshalOrNil(res.StructuredContent)}

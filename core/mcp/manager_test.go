@@ -206,6 +206,9 @@ func TestToolTimeout(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	waitLog(t, f.logs, "slow call cancelled")
+	if n := f.logs.FilterMessage("MCP tool call failed").FilterField(zap.String("mcp_server", "test")).Len(); n != 1 {
+		t.Errorf("%d log lines naming the server for the failed call", n)
+	}
 }
 
 // Cancelling the caller's context (an interrupted turn) cancels the call
