@@ -111,6 +111,18 @@ func TestMCPToolCallEndToEnd(t *testing.T) {
 		t.Errorf("the model read %q", out)
 	}
 
+	// The call is part of the thread's record: thread/read shows it.
+	read := unmarshal(t, WantResult(t, c.Call("thread/read", map[string]any{"threadId": threadID, "includeTurns": true})))
+	var stored map[string]any
+	for _, it := range path(read, "thread", "turns", 0, "items").([]any) {
+		if str(it, "type") == "mcpToolCall" {
+			stored = it.(map[string]any)
+		}
+	}
+	if stored == nil || stored["status"] != "completed" || stored["server"] != "test" || str(stored, "result", "content", 0, "text") != "hello from mcp" {
+		t.Errorf("thread/read item %v", stored)
+	}
+
 	list := c.Call("mcpServerStatus/list", map[string]any{})
 	var status struct {
 		Data []struct {
