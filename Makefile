@@ -37,7 +37,7 @@ BENCH_COUNT ?= 1
 BENCH_E2E := 'Turn20k|DeltaLatency'
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/ ./core/mcp/
 	$(GO) test -run '^$$' -bench . -skip $(BENCH_E2E) -benchtime 2s -count $(BENCH_COUNT) ./test/
 	$(GO) test -run '^$$' -bench $(BENCH_E2E) -benchtime 3x -count $(BENCH_COUNT) -timeout 30m ./test/
 

@@ -126,6 +126,29 @@ type DynamicToolCallItem struct {
 	DurationMs   *int64
 }
 
+// McpToolCallItem is a call to a tool of an MCP server.
+type McpToolCallItem struct {
+	ID        string
+	Server    string // the server's configured name
+	Tool      string // the server's name for the tool
+	Arguments json.RawMessage
+	Status    ItemStatus
+	// Result is the server's answer (also for a tool error, which fails
+	// the item); Error why there is none.
+	Result     *McpToolResult
+	Error      string
+	DurationMs *int64
+	// ReadOnly is the tool's readOnlyHint, nil when it has none.
+	ReadOnly *bool
+}
+
+// McpToolResult is an MCP tool's answer, in the server's JSON.
+type McpToolResult struct {
+	Content           []json.RawMessage
+	StructuredContent json.RawMessage
+	Meta              json.RawMessage
+}
+
 // ContextCompactionItem marks a compaction of the history.
 type ContextCompactionItem struct {
 	ID string
@@ -138,6 +161,7 @@ func (i CommandExecutionItem) ItemID() string  { return i.ID }
 func (i FileChangeItem) ItemID() string        { return i.ID }
 func (i PlanItem) ItemID() string              { return i.ID }
 func (i DynamicToolCallItem) ItemID() string   { return i.ID }
+func (i McpToolCallItem) ItemID() string       { return i.ID }
 func (i ContextCompactionItem) ItemID() string { return i.ID }
 
 func (UserMessageItem) turnItem()       {}
@@ -147,4 +171,5 @@ func (CommandExecutionItem) turnItem()  {}
 func (FileChangeItem) turnItem()        {}
 func (PlanItem) turnItem()              {}
 func (DynamicToolCallItem) turnItem()   {}
+func (McpToolCallItem) turnItem()       {}
 func (ContextCompactionItem) turnItem() {}

@@ -115,6 +115,19 @@ type OpDynamicToolResponse struct {
 	Err          string
 }
 
+// OpMcpElicitationAnswer answers a McpToolApprovalRequest or a
+// McpElicitationRequest: accept (with Content, for a form), decline or
+// cancel. Meta is the client's _meta ({"persist": "session"} remembers an
+// approval for the session). Err, when set, records that the client
+// failed the request (a decline).
+type OpMcpElicitationAnswer struct {
+	CallID  string
+	Action  string
+	Content json.RawMessage
+	Meta    json.RawMessage
+	Err     string
+}
+
 // OpOverrideTurnContext changes the settings of later turns without
 // starting one.
 type OpOverrideTurnContext struct {
@@ -150,19 +163,20 @@ type OpRollback struct {
 // flushed, and ShutdownComplete is the last event.
 type OpShutdown struct{}
 
-func (OpUserInput) op()           {}
-func (OpSteer) op()               {}
-func (OpInterrupt) op()           {}
-func (OpExecApproval) op()        {}
-func (OpPatchApproval) op()       {}
-func (OpUserInputAnswer) op()     {}
-func (OpDynamicToolResponse) op() {}
-func (OpOverrideTurnContext) op() {}
-func (OpCompact) op()             {}
-func (OpShellCommand) op()        {}
-func (OpInjectItems) op()         {}
-func (OpRollback) op()            {}
-func (OpShutdown) op()            {}
+func (OpUserInput) op()            {}
+func (OpSteer) op()                {}
+func (OpInterrupt) op()            {}
+func (OpExecApproval) op()         {}
+func (OpPatchApproval) op()        {}
+func (OpUserInputAnswer) op()      {}
+func (OpDynamicToolResponse) op()  {}
+func (OpMcpElicitationAnswer) op() {}
+func (OpOverrideTurnContext) op()  {}
+func (OpCompact) op()              {}
+func (OpShellCommand) op()         {}
+func (OpInjectItems) op()          {}
+func (OpRollback) op()             {}
+func (OpShutdown) op()             {}
 
 // AckOutcome says what became of a submission.
 type AckOutcome uint8

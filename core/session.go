@@ -62,6 +62,9 @@ type Config struct {
 	// first environment context.
 	ProjectDoc   projectdoc.Doc
 	DynamicTools []DynamicToolSpec
+	// MCP is the daemon's MCP servers, whose tools the model is offered;
+	// nil for none.
+	MCP MCPTools
 	// ToolFamily says which shell tool family and apply_patch form a model
 	// is offered (by name: a turn may change the model); nil offers
 	// catalog.Default to every model.
@@ -149,6 +152,9 @@ type Session struct {
 	// the session.
 	exec      *execState
 	approvals *policy.SessionApprovals
+	// mcpAllowed holds the MCP tools ("server/tool") the user approved
+	// for the session.
+	mcpAllowed sync.Map
 
 	// emitMu serialises event emission: Seq order, sink order and stream
 	// order are the same.
@@ -472,6 +478,8 @@ func (s *Session) handle(q queued) bool {
 	case OpUserInputAnswer:
 		s.answer(q, op.CallID, op)
 	case OpDynamicToolResponse:
+		s.answer(q, op.CallID, op)
+	case OpMcpElicitationAnswer:
 		s.answer(q, op.CallID, op)
 	case OpOverrideTurnContext:
 		s.ctxMu.Lock()

@@ -116,6 +116,12 @@ func (s *Session) runTool(t *turn, c *toolCall) model.ResponseItem {
 	if spec, ok := s.dynamicTool(c); ok {
 		return s.runDynamicTool(t.ctx, t, c, spec)
 	}
+	if tool, ok := s.mcpTool(c); ok {
+		return s.runMCPTool(t.ctx, t, c, tool)
+	}
+	if out, ok := s.runResourceTool(t.ctx, c); ok {
+		return out
+	}
 	if h, ok := s.tools[c.name]; ok && !(shellForms[c.name] && s.family(t).Shell == catalog.ShellDisabled) {
 		return h(t.ctx, t, c)
 	}
@@ -161,7 +167,8 @@ func (s *Session) closeTools() {
 
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
-// the plan and question tools, and the client's dynamic tools. Whatever
+// the plan and question tools, the client's dynamic tools and the MCP
+// servers' tools. Whatever
 // is offered, every built-in form is run when the model calls it, unless
 // the shell is disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
@@ -187,7 +194,7 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
-	return specs
+	return append(specs, s.mcpSpecs(t)...)
 }
 
 // unlessDynamic returns spec, or nothing when a dynamic tool of the

@@ -40,6 +40,10 @@ const (
 	PatchApproval
 	UserInputReq
 	DynamicToolReq
+	// McpApprovalReq asks to run an MCP tool; McpElicitationReq is an MCP
+	// server's form. Both are mcpServer/elicitation/request.
+	McpApprovalReq
+	McpElicitationReq
 )
 
 // Pending is a server request waiting for its first answer.
@@ -161,9 +165,9 @@ func (p *Thread) activeStatus() protocol.ThreadStatus {
 			continue
 		}
 		switch r.Kind {
-		case ExecApproval, PatchApproval:
+		case ExecApproval, PatchApproval, McpApprovalReq:
 			approval = true
-		case UserInputReq:
+		case UserInputReq, McpElicitationReq:
 			input = true
 		}
 	}
@@ -391,6 +395,31 @@ func (p *Thread) Apply(ev core.Event) []Output {
 			Params: protocol.DynamicToolCallParams{ThreadID: p.threadID, TurnID: turnID, CallID: m.CallID, Namespace: strPtr(m.Namespace), Tool: m.Tool, Arguments: rawOrNull(m.Arguments)}}
 		p.pending = append(p.pending, r)
 		return append(out, Output{Request: r})
+	case core.McpToolCallProgress:
+		return append(out, p.notify("item/mcpToolCall/progress", protocol.McpToolCallProgressNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.ItemID, Message: m.Message}))
+	case core.McpToolApprovalRequest:
+		return p.request(out, &Pending{CallID: m.CallID, TurnID: turnID, Kind: McpApprovalReq, Method: elicitationMethod,
+			Params: mcpApprovalParams(p.threadID, turnID, m)})
+	case core.McpElicitationRequest:
+		tid := turnID
+		params := protocol.McpServerElicitationRequestParams{ThreadID: p.threadID, TurnID: &tid, ServerName: m.Server, Mode: "form",
+			Message: m.Message, RequestedSchema: rawOrNull(m.RequestedSchema)}
+		if len(m.Meta) > 0 {
+			params.Meta = m.Meta
+		}
+		return p.request(out, &Pending{CallID: m.CallID, TurnID: turnID, Kind: McpElicitationReq, Method: elicitationMethod, Params: params})
+	case core.McpElicitationEnded:
+		// The server gave up waiting: the request is withdrawn.
+		r, ok := p.Lookup(m.CallID)
+		if !ok || r.answered {
+			return nil
+		}
+		p.remove(r)
+		out = append(out, Output{Resolved: r})
+		if p.turn != nil {
+			out = p.setStatus(out, p.activeStatus())
+		}
+		return out
 	case core.PlanUpdate:
 		steps := make(protocol.List[protocol.TurnPlanStep], 0, len(m.Plan))
 		for _, s := range m.Plan {
@@ -439,6 +468,14 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		return nil
 	}
 	panic("projection: no decision for core event " + typeOf(ev.Msg))
+}
+
+// request adds a server request to the table and sends it after the
+// status change it causes.
+func (p *Thread) request(out []Output, r *Pending) []Output {
+	p.pending = append(p.pending, r)
+	out = p.setStatus(out, p.activeStatus())
+	return append(out, Output{Request: r})
 }
 
 // forgetItems drops the per-item state of a turn that ended: items it

@@ -25,6 +25,7 @@ func TestImportArrows(t *testing.T) {
 		{"core", []string{"server", "projection", "protocol", "cmd"}},
 		{"core/model", []string{"core/tools"}},
 		{"core/tools", []string{"core/model"}},
+		{"core/mcp", []string{""}}, // nothing of ours
 		{"protocol", []string{""}}, // nothing of ours
 		{"schema", []string{"server", "core", "projection"}},
 		{"server/auth", []string{"server/rpc", "server/threads", "server/utility", "server/config", "core", "projection", "protocol", "cmd"}},

@@ -50,6 +50,12 @@ func allItems() []core.TurnItem {
 		core.DynamicToolCallItem{ID: "call_4", Tool: "lookup", Namespace: "ns", Arguments: json.RawMessage(`{"q":1}`),
 			Status: core.StatusCompleted, Success: ptr(true), DurationMs: ptr(int64(7)),
 			ContentItems: []core.DynamicContentItem{{Type: "inputText", Text: "r"}, {Type: "inputImage", ImageURL: "u"}, {Type: "inputAudio", AudioURL: "a"}}},
+		core.McpToolCallItem{ID: "call_5", Server: "srv", Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`),
+			Status: core.StatusCompleted, ReadOnly: ptr(true), DurationMs: ptr(int64(3)),
+			Result: &core.McpToolResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)},
+				StructuredContent: json.RawMessage(`{"ok":true}`), Meta: json.RawMessage(`{"k":"v"}`)}},
+		core.McpToolCallItem{ID: "call_6", Server: "srv", Tool: "slow", Arguments: json.RawMessage(`{}`),
+			Status: core.StatusFailed, Error: "tool call error: timed out", DurationMs: ptr(int64(2000))},
 		core.ContextCompactionItem{ID: "cc1"},
 	}
 }
@@ -179,7 +185,7 @@ var referenceEventTypes = map[string]bool{
 	"task_started": true, "task_complete": true, "turn_aborted": true, "error": true, "token_count": true,
 	"user_message": true, "agent_message": true, "agent_reasoning": true, "agent_reasoning_raw_content": true,
 	"exec_command_begin": true, "exec_command_end": true, "patch_apply_begin": true, "patch_apply_end": true,
-	"dynamic_tool_call_request": true, "dynamic_tool_call_response": true, "item_completed": true,
+	"dynamic_tool_call_request": true, "dynamic_tool_call_response": true, "item_started": true, "item_completed": true,
 	"context_compacted": true, "thread_rolled_back": true,
 }
 

@@ -16,6 +16,9 @@ import (
 
 func TestItemRoundTripV1(t *testing.T) {
 	for _, it := range allItems() {
+		if _, ok := it.(core.McpToolCallItem); ok {
+			continue // format 1 was written before agentd had MCP calls
+		}
 		b, err := MarshalItem(it)
 		if err != nil {
 			t.Fatalf("%T: %v", it, err)

@@ -306,10 +306,30 @@ func decodeTypedItem(b []byte, completed bool) (evRec, error) {
 		r.item = core.PlanItem{ID: ti.ID, Text: ti.Text}
 	case "ContextCompaction":
 		r.item = core.ContextCompactionItem{ID: ti.ID}
+	case "McpToolCall":
+		r.item = mcpItemFromRef(ti, completed)
 	default:
 		return evRec{}, fmt.Errorf("%w: turn item %q", ErrUnknownType, ti.Type)
 	}
 	return r, nil
+}
+
+func mcpItemFromRef(ti refTypedItem, completed bool) core.McpToolCallItem {
+	it := core.McpToolCallItem{ID: ti.ID, Server: ti.Server, Tool: ti.Tool, Arguments: ti.Arguments,
+		Status: typedStatus(ti.Status, completed), ReadOnly: ti.ReadOnlyHint}
+	if string(it.Arguments) == "null" {
+		it.Arguments = nil
+	}
+	if r := ti.Result; r != nil {
+		it.Result = &core.McpToolResult{Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
+	}
+	if ti.Error != nil {
+		it.Error = ti.Error.Message
+	}
+	if ti.Duration != nil {
+		it.DurationMs = ptrTo(ti.Duration.millis())
+	}
+	return it
 }
 
 func typedStatus(s string, completed bool) core.ItemStatus {

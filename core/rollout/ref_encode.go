@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -39,6 +40,10 @@ func decide(msg core.EventMsg) persistDecision {
 		return decisionDrop // first-generation duplicates of item events
 	case core.ExecApprovalRequest, core.PatchApprovalRequest, core.UserInputRequest,
 		core.DynamicToolCallRequest:
+		return decisionDrop // pending requests die with the process; the item records the outcome
+	case core.McpToolCallProgress:
+		return decisionDrop // volatile: the completed item holds the result
+	case core.McpToolApprovalRequest, core.McpElicitationRequest, core.McpElicitationEnded:
 		return decisionDrop // pending requests die with the process; the item records the outcome
 	case core.PlanUpdate, core.TurnDiff:
 		return decisionDrop // derivable or re-sent on the next turn; not part of the rebuilt view
@@ -143,6 +148,8 @@ func (e *eventEncoder) itemStarted(it core.TurnItem) error {
 	case core.DynamicToolCallItem:
 		return e.add(refDynamic{Type: evDynamicRequest, CallID: v.ID, TurnID: e.turnID, Tool: v.Tool,
 			Arguments: v.Arguments, AgentdNamespace: v.Namespace})
+	case core.McpToolCallItem:
+		return e.typedItem(evItemStartedRef, mcpItemToRef(v))
 	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem:
 		return nil
 	case nil:
@@ -201,17 +208,45 @@ func (e *eventEncoder) itemCompleted(it core.TurnItem) error {
 		}
 		return e.add(w)
 	case core.PlanItem:
-		item, err := model.MarshalNoEscape(refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
-		if err != nil {
-			return err
-		}
-		return e.add(refItemEvent{Type: evItemCompletedRef, ThreadID: e.threadID, TurnID: e.turnID, Item: item})
+		return e.typedItem(evItemCompletedRef, refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
+	case core.McpToolCallItem:
+		return e.typedItem(evItemCompletedRef, mcpItemToRef(v))
 	case core.ContextCompactionItem:
 		return e.add(refContextCompacted{Type: evContextCompactedRef, AgentdItemID: v.ID})
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
 	}
 	return fmt.Errorf("rollout: cannot encode turn item %T", it)
+}
+
+// typedItem adds an item_started or item_completed event holding item.
+func (e *eventEncoder) typedItem(typ string, item any) error {
+	b, err := model.MarshalNoEscape(item)
+	if err != nil {
+		return err
+	}
+	return e.add(refItemEvent{Type: typ, ThreadID: e.threadID, TurnID: e.turnID, Item: b})
+}
+
+func mcpItemToRef(v core.McpToolCallItem) refMcpItem {
+	w := refMcpItem{Type: "McpToolCall", ID: v.ID, Server: v.Server, Tool: v.Tool, Arguments: v.Arguments,
+		ReadOnlyHint: v.ReadOnly, Status: statusToRef(v.Status)}
+	if len(w.Arguments) == 0 {
+		w.Arguments = nullJSON
+	}
+	if r := v.Result; r != nil {
+		w.Result = &refMcpResult{Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
+		if w.Result.Content == nil {
+			w.Result.Content = []json.RawMessage{}
+		}
+	}
+	if v.Error != "" {
+		w.Error = &refMcpError{Message: v.Error}
+	}
+	if v.DurationMs != nil {
+		w.Duration = durationToRef(*v.DurationMs)
+	}
+	return w
 }
 
 func (e *eventEncoder) execBegin(v core.CommandExecutionItem) refExec {

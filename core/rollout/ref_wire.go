@@ -261,6 +261,31 @@ type refPlanItem struct {
 	Text string `json:"text"`
 }
 
+// refMcpItem is the typed McpToolCall item of item_started and
+// item_completed (the reference writes it in item_completed).
+type refMcpItem struct {
+	Type         string          `json:"type"`
+	ID           string          `json:"id"`
+	Server       string          `json:"server"`
+	Tool         string          `json:"tool"`
+	Arguments    json.RawMessage `json:"arguments"`
+	ReadOnlyHint *bool           `json:"readOnlyHint,omitempty"`
+	Status       string          `json:"status"`
+	Result       *refMcpResult   `json:"result,omitempty"`
+	Error        *refMcpError    `json:"error,omitempty"`
+	Duration     *refDuration    `json:"duration,omitempty"`
+}
+
+type refMcpResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	Meta              json.RawMessage   `json:"_meta,omitempty"`
+}
+
+type refMcpError struct {
+	Message string `json:"message"`
+}
+
 // refTypedItem reads the typed items of item_started and item_completed
 // events (the reference's paginated threads): one struct for every kind,
 // by "type".
@@ -282,6 +307,13 @@ type refTypedItem struct {
 	Duration         *refDuration             `json:"duration"`
 	Changes          map[string]refFileChange `json:"changes"`
 	Text             string                   `json:"text"`
+	// McpToolCall
+	Server       string          `json:"server"`
+	Tool         string          `json:"tool"`
+	Arguments    json.RawMessage `json:"arguments"`
+	ReadOnlyHint *bool           `json:"readOnlyHint"`
+	Result       *refMcpResult   `json:"result"`
+	Error        *refMcpError    `json:"error"`
 }
 
 type refContextCompacted struct {

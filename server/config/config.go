@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/catalog"
+	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
@@ -130,6 +131,9 @@ type Config struct {
 	// ShellEnv is shell_environment_policy, with the providers' key
 	// variables hidden.
 	ShellEnv exec.EnvPolicy
+
+	// MCPServers are the [mcp_servers] tables, by name.
+	MCPServers []mcp.ServerConfig
 
 	// Catalog is the model catalogue (model_catalog_json, else the
 	// built-in one): which shell tool family and apply_patch form each

@@ -32,6 +32,9 @@ type fileConfig struct {
 
 	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
 
+	// McpServers are the MCP servers, by name (mcp.go).
+	McpServers map[string]mcpServerTable `toml:"mcp_servers"`
+
 	// Model and turn keys: see Config.
 	ModelContextWindow         *int64                  `toml:"model_context_window"`
 	ModelAutoCompactTokenLimit *int64                  `toml:"model_auto_compact_token_limit"`

@@ -340,6 +340,11 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers); err != nil {
 		return nil, err
 	}
+	var warnings []Warning
+	if cfg.MCPServers, warnings, err = resolveMCPServers(fc.McpServers); err != nil {
+		return nil, err
+	}
+	cfg.Warnings = append(cfg.Warnings, warnings...)
 	return cfg, nil
 }
 

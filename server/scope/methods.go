@@ -85,6 +85,12 @@ var methods = map[string]Scope{
 	"fs/remove":          Admin,
 	"fs/copy":            Admin,
 	"fs/createDirectory": Admin,
+
+	// MCP servers: reloading them and reading their resources is operate's;
+	// calling a tool directly, outside a turn and its approvals, admin's.
+	"config/mcpServer/reload": Operate,
+	"mcpServer/resource/read": Operate,
+	"mcpServer/tool/call":     Admin,
 }
 
 // checked are the methods whose handlers also check their params against

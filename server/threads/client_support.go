@@ -52,10 +52,6 @@ func pluginInstalled(context.Context, *rpc.Request, *protocol.PluginInstalledPar
 	return &protocol.PluginInstalledResponse{Marketplaces: protocol.List[protocol.PluginMarketplaceEntry]{}, MarketplaceLoadErrors: protocol.List[protocol.MarketplaceLoadErrorInfo]{}}, nil
 }
 
-func mcpServerStatusList(context.Context, *rpc.Request, *protocol.ListMcpServerStatusParams) (*protocol.ListMcpServerStatusResponse, error) {
-	return &protocol.ListMcpServerStatusResponse{Data: protocol.List[protocol.McpServerStatus]{}}, nil
-}
-
 func threadGoalGet(context.Context, *rpc.Request, *protocol.ThreadIDParams) (*protocol.ThreadGoalGetResponse, error) {
 	return &protocol.ThreadGoalGetResponse{}, nil
 }

@@ -36,6 +36,9 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	if err := sv.permit(ov); err != nil {
 		return nil, err
 	}
+	if err := sv.requiredMCP(ctx); err != nil {
+		return nil, err
+	}
 	sv.threads.loadMu.Lock()
 	if t := sv.threads.get(id); t != nil {
 		sv.threads.loadMu.Unlock()

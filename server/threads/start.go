@@ -39,6 +39,9 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	if err != nil {
 		return nil, err
 	}
+	if err := sv.requiredMCP(ctx); err != nil {
+		return nil, err
+	}
 	uid, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
@@ -83,6 +86,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	t.subscribe(c, true)
 	wire := t.wire(false)
 	r.Then("thread/started", protocol.ThreadStartedNotification{Thread: wire})
+	sv.mcpStatusAfterStart(r, id)
 	return sv.startResponse(t, wire, st), nil
 }
 

@@ -220,8 +220,12 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	if !res.InPlace {
 		r.Logger().Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
 	}
+	// A reloadable configuration tells its listeners (the MCP servers)
+	// itself; a fixed one (embedding, tests) has configWritten.
 	if u.live.Reloadable() {
 		_ = u.live.Reload(u.log, "config write")
+	} else if u.configWritten != nil {
+		go u.configWritten()
 	}
 	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
 }

@@ -23,6 +23,11 @@ type Options struct {
 	Log    *zap.Logger
 	// Cwd is the daemon's working directory, where relative paths start.
 	Cwd string
+	// ConfigWritten, when set, is called (on its own goroutine) after
+	// each config write to a configuration that cannot reload (Live nil),
+	// so that what applies at once does; a reloadable one tells its
+	// OnReload listeners instead.
+	ConfigWritten func()
 }
 
 // utility serves the methods that need no thread: command/exec, fs/*,
@@ -32,6 +37,8 @@ type utility struct {
 	live *config.Live
 	log  *zap.Logger
 	cwd  string
+	// configWritten is Options.ConfigWritten.
+	configWritten func()
 	// guard refuses destructive fs/* requests at vital paths.
 	guard guard
 
@@ -63,7 +70,7 @@ func newUtility(opts Options) *utility {
 		home = cfg.Home
 	}
 	return &utility{live: live, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
-		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
+		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{}), configWritten: opts.ConfigWritten}
 }
 
 // config is the configuration in use now.
