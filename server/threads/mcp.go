@@ -102,7 +102,7 @@ func (sv *service) mcpServerStatusList(_ context.Context, _ *rpc.Request, p *pro
 	if p.Cursor != nil {
 		n, err := strconv.Atoi(*p.Cursor)
 		if err != nil || n < 0 || n > len(all) {
-			return nil, protocol.InvalidRequest("invalid cursor: %q", *p.Cursor)
+			return nil, protocol.InvalidRequest("invalid cursor: %q", protocol.Cut(*p.Cursor))
 		}
 		start = n
 	}
@@ -200,8 +200,22 @@ func (sv *service) reloadMCP() error {
 	return nil
 }
 
+// knownMCP refuses a server name that is not configured, naming it cut
+// (the manager's own errors repeat the name whole).
+func (sv *service) knownMCP(name string) error {
+	for _, st := range sv.mcp.Status() {
+		if st.Name == name {
+			return nil
+		}
+	}
+	return protocol.Errorf(protocol.CodeInternalError, "unknown MCP server `%s`", protocol.Cut(name))
+}
+
 // mcpResourceRead reads a server's resource for a client.
 func (sv *service) mcpResourceRead(ctx context.Context, _ *rpc.Request, p *protocol.McpResourceReadParams) (*protocol.McpResourceReadResponse, error) {
+	if err := sv.knownMCP(p.Server); err != nil {
+		return nil, err
+	}
 	contents, err := sv.mcp.ReadResource(ctx, p.Server, p.URI)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeInternalError, "%v", err)
@@ -218,7 +232,10 @@ func (sv *service) mcpResourceRead(ctx context.Context, _ *rpc.Request, p *proto
 // answer.
 func (sv *service) mcpToolCall(ctx context.Context, _ *rpc.Request, p *protocol.McpServerToolCallParams) (*protocol.McpServerToolCallResponse, error) {
 	if sv.threads.get(p.ThreadID) == nil {
-		return nil, protocol.InvalidRequest("thread not found: %s", p.ThreadID)
+		return nil, protocol.InvalidRequest("thread not found: %s", protocol.Cut(p.ThreadID))
+	}
+	if err := sv.knownMCP(p.Server); err != nil {
+		return nil, err
 	}
 	args := json.RawMessage("{}")
 	if p.Arguments != nil {
@@ -230,7 +247,7 @@ func (sv *service) mcpToolCall(ctx context.Context, _ *rpc.Request, p *protocol.
 	}
 	res, err := sv.mcp.Call(ctx, p.Server, p.Tool, args, mcp.CallHooks{})
 	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeInternalError, "tool call failed for `%s/%s`: %v", p.Server, p.Tool, err)
+		return nil, protocol.Errorf(protocol.CodeInternalError, "tool call failed for `%s/%s`: %v", p.Server, protocol.Cut(p.Tool), err)
 	}
 	out := &protocol.McpServerToolCallResponse{Content: make(protocol.List[any], 0, len(res.Content))}
 	for _, c := range res.Content {
