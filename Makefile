@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
 
-.PHONY: build run test race bench fuzz lint fmt tidy vet staticcheck vuln schema clean
+.PHONY: build run test race bench load fuzz lint fmt tidy vet staticcheck vuln schema clean
 
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
@@ -40,6 +40,17 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/
 	$(GO) test -run '^$$' -bench . -skip $(BENCH_E2E) -benchtime 2s -count $(BENCH_COUNT) ./test/
 	$(GO) test -run '^$$' -bench $(BENCH_E2E) -benchtime 3x -count $(BENCH_COUNT) -timeout 30m ./test/
+
+# The load harness (test/load): agentd and the mock model as processes,
+# real WebSocket clients, one table of figures; a few minutes at its
+# default sizes. LOAD_FLAGS=-full for the issue's sizes; LOAD_REFERENCE=PATH
+# to the reference binary (codex) runs the same scenarios against it too.
+LOAD_FLAGS ?=
+LOAD_REFERENCE ?=
+
+load: build
+	$(GO) build -o bin/agentd-load ./test/load
+	bin/agentd-load -agentd bin/agentd $(if $(LOAD_REFERENCE),-reference $(LOAD_REFERENCE)) $(LOAD_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
