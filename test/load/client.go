@@ -50,11 +50,12 @@ type client struct {
 	stamps  int     // stamps read
 	bad     error   // the first malformed message
 
-	stamping atomic.Bool // record the delay of each stamped delta
-	stalled  atomic.Bool
-	unstall  chan struct{}
-	done     chan struct{} // closed when the reader ends
-	endErr   error
+	stamping  atomic.Bool // record the delay of each stamped delta
+	stalled   atomic.Bool
+	closing   chan struct{} // closed by close: releases a stalled reader
+	closeOnce sync.Once
+	done      chan struct{} // closed when the reader ends
+	endErr    error
 }
 
 // clientOpts say how a client connects.
@@ -101,12 +102,15 @@ func dial(ctx context.Context, url, name string, opts clientOpts) (*client, erro
 	}
 	ws.SetReadLimit(1 << 30)
 	c := &client{name: name, ws: ws, opts: opts, pending: map[int64]chan reply{},
-		check: NewChecker(name), unstall: make(chan struct{}), done: make(chan struct{})}
+		check: NewChecker(name), closing: make(chan struct{}), done: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
 }
 
-func (c *client) close() { _ = c.ws.CloseNow() }
+func (c *client) close() {
+	c.closeOnce.Do(func() { close(c.closing) })
+	_ = c.ws.CloseNow()
+}
 
 // ended reports whether the connection is gone, and why.
 func (c *client) ended() (bool, error) {
@@ -130,7 +134,10 @@ func (c *client) readLoop() {
 	var buf bytes.Buffer
 	for {
 		if c.stalled.Load() {
-			<-c.unstall // never closed: the stalled client is closed instead
+			<-c.closing // a stalled client reads no more; close ends it
+			c.endErr = errors.New("closed while stalled")
+			c.failPending(c.endErr)
+			return
 		}
 		_, r, err := c.ws.Reader(context.Background())
 		if err == nil {

@@ -184,6 +184,31 @@ func (d *daemon) stop() {
 	}
 }
 
+// logHint returns the lines of the daemon's log that explain a closed
+// connection or a crash, "" when there are none (or d is nil).
+func (d *daemon) logHint() string {
+	if d == nil {
+		return ""
+	}
+	b, err := os.ReadFile(d.logPath)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.Contains(line, "not reading fast enough"):
+			out = append(out, "a connection closed: client is not reading fast enough: outbound queue full")
+		case strings.Contains(line, "panic"):
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	if len(out) > 3 {
+		out = append(out[:3], fmt.Sprintf("(%d such lines)", len(out)))
+	}
+	return strings.Join(out, " | ")
+}
+
 // rss is the daemon's resident memory now (VmRSS), in bytes.
 func (d *daemon) rss() (int64, error) { return procStatusBytes(d.pid, "VmRSS") }
 

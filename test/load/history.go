@@ -74,6 +74,7 @@ func (r *run) historyPass(ctx context.Context, home, big string, full bool) (his
 	if err != nil {
 		return f, err
 	}
+	r.cur = d
 	defer d.stop()
 	c, took, err := d.dialReady(ctx, "c0", clientOpts{})
 	if err != nil {

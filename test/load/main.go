@@ -100,7 +100,7 @@ func runHarness(args []string) int {
 	var sz sizes
 	agentdBin := fs.String("agentd", "bin/agentd", "the agentd binary")
 	refBin := fs.String("reference", "", "the reference binary (codex); when set, the scenarios run against it too and the table has ratios")
-	refScale := fs.Float64("ref-scale", 1, "multiply every count by this for the reference (and for an agentd run at the same sizes, for the ratios)")
+	refScale := fs.Float64("ref-scale", 0.25, "multiply every count by this for the reference, which is slower (agentd runs again at those sizes, for the ratios; 1: the same sizes)")
 	only := fs.String("scenarios", strings.Join(allScenarios, ","), "the scenarios to run, from "+strings.Join(allScenarios, ","))
 	fullSizes := fs.Bool("full", false, "the issue's sizes: 10,000 connections, fan-out 1000@100,1000@1000,100@200, 100,000 threads, a 200,000-delta turn")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on each scenario")

@@ -81,7 +81,7 @@ func loadTurn(r mockmodel.Request) (d directive, afterTool bool, err error) {
 		if it["type"] == "message" && it["role"] == "user" {
 			for _, part := range contentTexts(it) {
 				if strings.HasPrefix(part, directivePrefix) {
-					at, text = i, part
+					at, text, afterTool = i, part, false
 				}
 			}
 		}

@@ -18,6 +18,9 @@ type run struct {
 	// timeout bounds each scenario.
 	timeout time.Duration
 	verbose bool
+	// cur is the daemon of the scenario running, for the log lines an
+	// error message quotes.
+	cur *daemon
 }
 
 // failures collects correctness violations (lost, duplicated or reordered
@@ -65,7 +68,11 @@ func (r *run) scenario(name string, f func(ctx context.Context) error) {
 	defer cancel()
 	r.logf("%s: start", name)
 	start := time.Now()
+	r.cur = nil
 	if err := f(ctx); err != nil {
+		if hint := r.cur.logHint(); hint != "" {
+			err = fmt.Errorf("%v; the daemon logged: %s", err, hint)
+		}
 		r.fails.add(!r.t.ref, "%s: %s: %v", r.t.name, name, err)
 		r.addNote(name, name+"/error", "error", "failed: "+clipText(err.Error()))
 	}
@@ -88,6 +95,7 @@ func (r *run) startOn(ctx context.Context, home string, opts clientOpts) (*daemo
 	if err != nil {
 		return nil, nil, err
 	}
+	r.cur = d
 	c, _, err := d.dialReady(ctx, "c0", opts)
 	if err != nil {
 		d.stop()
@@ -129,7 +137,7 @@ func completedOn(ctx context.Context, d *daemon, cs []*client, want []int64) err
 				continue
 			}
 			if gone, err := c.ended(); gone {
-				return false, fmt.Errorf("%s's connection ended: %v", c.name, err)
+				return false, fmt.Errorf("the daemon closed %s's connection (%v) before its turn/completed: every later event is lost to it", c.name, err)
 			}
 			return false, nil
 		}
