@@ -23,7 +23,7 @@ import (
 func (r *run) history() {
 	k, items := r.sz.threads, r.sz.historyItems
 	name := fmt.Sprintf("history: %s stored threads, one of %s items", thousands(int64(k)), thousands(int64(items)))
-	r.scenario(name, func(ctx context.Context) error {
+	r.scenario("hist", name, func(ctx context.Context) error {
 		home, cwd, err := r.t.newHome("history")
 		if err != nil {
 			return err

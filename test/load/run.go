@@ -62,8 +62,9 @@ func (r *run) addNote(scenario, key, figure, note string) {
 }
 
 // scenario runs one scenario with its timeout; an error (the daemon died,
-// a request failed, a wait timed out) is recorded against the target.
-func (r *run) scenario(name string, f func(ctx context.Context) error) {
+// a request failed, a wait timed out) is recorded against the target. slot
+// is the scenario's part of its figures' keys ("conns" of "conns/per").
+func (r *run) scenario(slot, name string, f func(ctx context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	r.logf("%s: start", name)
@@ -74,7 +75,7 @@ func (r *run) scenario(name string, f func(ctx context.Context) error) {
 			err = fmt.Errorf("%v; the daemon logged: %s", err, hint)
 		}
 		r.fails.add(!r.t.ref, "%s: %s: %v", r.t.name, name, err)
-		r.addNote(name, name+"/error", "error", "failed: "+clipText(err.Error()))
+		r.addNote(name, slot+"/error", "error", "failed (below)")
 	}
 	r.logf("%s: done in %.1f s", name, time.Since(start).Seconds())
 }

@@ -76,7 +76,7 @@ func startThreads(ctx context.Context, c *client, cwd string, n int, f func(i in
 func (r *run) connections() {
 	n := r.sz.conns
 	name := fmt.Sprintf("connections: %s idle, subscribed", thousands(int64(n)))
-	r.scenario(name, func(ctx context.Context) error {
+	r.scenario("conns", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "conns", clientOpts{})
 		if err != nil {
 			return err
@@ -185,7 +185,7 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 	n := max(int(float64(fc.rate)*r.sz.fanoutSeconds+0.5), 1)
 	name := fmt.Sprintf("fan-out: %s subscribers, %s deltas/s, %s deltas", thousands(int64(fc.subs)), thousands(int64(fc.rate)), thousands(int64(n)))
 	key := fmt.Sprintf("fanout%d/", idx)
-	r.scenario(name, func(ctx context.Context) error {
+	r.scenario(strings.TrimSuffix(key, "/"), name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "fanout", clientOpts{})
 		if err != nil {
 			return err
@@ -247,8 +247,8 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 // connection.
 func (r *run) turnsOneConn() {
 	n, deltas := r.sz.turns, r.sz.turnDeltas
-	name := fmt.Sprintf("turns: %d at once on one connection, %d deltas and a command each", n, deltas)
-	r.scenario(name, func(ctx context.Context) error {
+	name := fmt.Sprintf("turns: %d at once on one connection, %d deltas%s each", n, deltas, r.commandLabel())
+	r.scenario("turns1", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "turns1", clientOpts{})
 		if err != nil {
 			return err
@@ -284,8 +284,8 @@ func (r *run) turnsOneConn() {
 // turnsManyConns: N connections, a thread each, all start a turn at once.
 func (r *run) turnsManyConns() {
 	n, deltas := r.sz.turns, r.sz.turnDeltas
-	name := fmt.Sprintf("turns: %d at once on %d connections, %d deltas and a command each", n, n, deltas)
-	r.scenario(name, func(ctx context.Context) error {
+	name := fmt.Sprintf("turns: %d at once on %d connections, %d deltas%s each", n, n, deltas, r.commandLabel())
+	r.scenario("turnsN", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "turnsN", clientOpts{})
 		if err != nil {
 			return err
@@ -342,6 +342,13 @@ func (r *run) turnsManyConns() {
 	})
 }
 
+func (r *run) commandLabel() string {
+	if r.sz.turnCmd == 1 {
+		return " and a command"
+	}
+	return ""
+}
+
 // answers waits for every turn/start answer: the indexes accepted, and
 // how many were refused with -32001; any other error fails.
 func answers(ctx context.Context, chans []<-chan reply) (accepted []int, refused int, err error) {
@@ -395,7 +402,7 @@ func (r *run) turnFigures(name, key string, d *daemon, cpu0 time.Duration, start
 func (r *run) longTurn() {
 	items, deltas := r.sz.longItems, r.sz.longDeltas
 	name := fmt.Sprintf("long turn: %s deltas in %s items", thousands(int64(deltas)), thousands(int64(items)))
-	r.scenario(name, func(ctx context.Context) error {
+	r.scenario("long", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "long", clientOpts{})
 		if err != nil {
 			return err
@@ -454,7 +461,7 @@ func (r *run) longTurn() {
 func (r *run) loadedThreads() {
 	n := r.sz.loaded
 	name := fmt.Sprintf("loaded threads: %s, idle after one turn each", thousands(int64(n)))
-	r.scenario(name, func(ctx context.Context) error {
+	r.scenario("loaded", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "loaded", clientOpts{})
 		if err != nil {
 			return err
@@ -496,7 +503,7 @@ func (r *run) badNetwork() {
 	n := max(int(float64(sz.badRate)*sz.badSeconds+0.5), 1)
 	name := fmt.Sprintf("bad network: 1 client at %s B/s and %v latency, %d others, %s deltas/s, %s deltas",
 		thousands(int64(sz.badBytesPerSec)), sz.badLatency, sz.badSubs, thousands(int64(sz.badRate)), thousands(int64(n)))
-	r.scenario(name, func(ctx context.Context) error {
+	r.scenario("bad", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "badnet", clientOpts{})
 		if err != nil {
 			return err

@@ -72,34 +72,84 @@ func (r *results) find(key string) (row, bool) {
 
 // printTable writes one Markdown table: agentd's figures, and when the
 // reference ran, the reference's and agentd's at the reference's sizes
-// (only when those differ) and the ratio agentd/reference.
+// (only when those differ) and the ratio agentd/reference. A figure one
+// run has and another lacks (a scenario failed) is shown blank there.
 func printTable(w io.Writer, agentd, agentdAtRef, ref *results) {
 	header := []string{"scenario", "figure", "agentd"}
+	runs := []*results{agentd}
 	if ref != nil {
 		if agentdAtRef != agentd {
 			header = append(header, "agentd at the reference's sizes", "scenario at those sizes")
+			runs = append(runs, agentdAtRef)
 		}
 		header = append(header, "reference", "agentd/reference")
+		runs = append(runs, ref)
 	}
 	var lines [][]string
-	for _, r := range agentd.rows {
-		line := []string{r.scenario, r.figure, r.text()}
+	for _, key := range mergedKeys(runs) {
+		a, ok := agentd.find(key)
+		first := a
+		if !ok {
+			first = firstWith(runs, key)
+		}
+		line := []string{first.scenario, first.figure, cell(a, ok)}
 		if ref != nil {
-			a, _ := agentdAtRef.find(r.key)
+			x, xok := ref.find(key)
+			at, atok := agentdAtRef.find(key)
 			if agentdAtRef != agentd {
-				line = append(line, a.text(), a.scenario)
+				line = append(line, cell(at, atok), at.scenario)
 			}
-			x, ok := ref.find(r.key)
-			switch {
-			case !ok:
-				line = append(line, "not run", "")
-			default:
-				line = append(line, x.text(), ratio(a, x))
+			q := ""
+			if atok && xok {
+				q = ratio(at, x)
 			}
+			line = append(line, cell(x, xok), q)
 		}
 		lines = append(lines, line)
 	}
 	writeMarkdown(w, header, lines)
+}
+
+func cell(r row, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return r.text()
+}
+
+func firstWith(runs []*results, key string) row {
+	for _, r := range runs {
+		if x, ok := r.find(key); ok {
+			return x
+		}
+	}
+	return row{}
+}
+
+// mergedKeys lists every figure's key in the order of the runs: the
+// first run's, then each key only a later run has, after the last key of
+// its scenario (the part before "/").
+func mergedKeys(runs []*results) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for _, x := range r.rows {
+			if seen[x.key] {
+				continue
+			}
+			seen[x.key] = true
+			slot, _, _ := strings.Cut(x.key, "/")
+			at := len(keys)
+			for i := len(keys) - 1; i >= 0; i-- {
+				if s, _, _ := strings.Cut(keys[i], "/"); s == slot {
+					at = i + 1
+					break
+				}
+			}
+			keys = slices.Insert(keys, at, x.key)
+		}
+	}
+	return keys
 }
 
 // ratio is a/b for two measurements of the same unit; "" for counts
@@ -140,16 +190,22 @@ func writeMarkdown(w io.Writer, header []string, lines [][]string) {
 		sep[i] = strings.Repeat("-", width[i])
 	}
 	put(sep)
-	// A scenario's name is printed on its first row only.
-	last := ""
+	// A scenario's name is printed on its first row only, and so is the
+	// name at the reference's sizes.
+	blank := []int{0}
+	if len(header) > 4 && header[4] == "scenario at those sizes" {
+		blank = append(blank, 4)
+	}
+	var last []string
 	for _, l := range lines {
-		if l[0] == last {
-			l = slices.Clone(l)
-			l[0] = ""
-		} else {
-			last = l[0]
+		shown := slices.Clone(l)
+		for _, col := range blank {
+			if last != nil && l[col] == last[col] {
+				shown[col] = ""
+			}
 		}
-		put(l)
+		last = l
+		put(shown)
 	}
 }
 
