@@ -22,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -124,6 +125,9 @@ func runHarness(args []string) int {
 	fs.IntVar(&sz.badBytesPerSec, "bad-bandwidth", 10*1024, "bad network: the slow client's bytes per second")
 	fs.DurationVar(&sz.badLatency, "bad-latency", 200*time.Millisecond, "bad network: the slow client's latency")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if *turnCommand {
