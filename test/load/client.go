@@ -27,7 +27,6 @@ import (
 type client struct {
 	name string
 	ws   *websocket.Conn
-	opts clientOpts
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -101,7 +100,7 @@ func dial(ctx context.Context, url, name string, opts clientOpts) (*client, erro
 		return nil, err
 	}
 	ws.SetReadLimit(1 << 30)
-	c := &client{name: name, ws: ws, opts: opts, pending: map[int64]chan reply{},
+	c := &client{name: name, ws: ws, pending: map[int64]chan reply{},
 		check: NewChecker(name), closing: make(chan struct{}), done: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
@@ -311,13 +310,13 @@ type deltaNote struct {
 	delta              []byte
 }
 
-// deltaPrefix starts a delta notification as both servers write it.
+// deltaPrefix starts a delta notification as agentd writes it.
 var deltaPrefix = []byte(`{"method":"item/agentMessage/delta","params":{`)
 
 // fastDelta pulls an item/agentMessage/delta notification apart in one
 // pass without decoding it, so that a thousand clients reading a hundred
 // thousand deltas a second leave the CPU to the daemon. It takes the
-// shape both servers write ("method", then "params" of plain string
+// shape agentd writes ("method", then "params" of plain string
 // members); anything else (an escaped character, another member) is left
 // to the full decoder.
 func fastDelta(msg []byte) (deltaNote, bool) {

@@ -119,24 +119,26 @@ func (r *run) connections() {
 
 // fanResult is what the subscribers of one stamped turn measured.
 type fanResult struct {
-	delay     spread
-	stamps    int // deltas read, counting each merged one
-	notes     int // delta notifications read
-	wall      time.Duration
-	completed []int64 // each subscriber's turn/completed count after it
+	delay  spread
+	stamps int // deltas read, counting each merged one
+	notes  int // delta notifications read
+	wall   time.Duration
 	// CPU time during the turn: the daemon's, and the harness's (its
 	// clients reading), which shares the machine.
 	daemonCPU, harnessCPU time.Duration
 }
 
 // fanTurn runs one stamped turn of n deltas at rate on thread, started
-// by driver, and waits until every subscriber in subs has its
-// turn/completed.
+// by driver (a subscriber too, not measured), and waits until the driver
+// and every subscriber in subs have its turn/completed.
 func fanTurn(ctx context.Context, d *daemon, driver *client, thread string, subs []*client, n, rate int) (fanResult, error) {
-	want := make([]int64, len(subs))
+	all := append([]*client{driver}, subs...)
+	want := make([]int64, len(all))
+	for i, c := range all {
+		want[i] = c.completed.Load() + 1
+	}
 	notes := make([]int64, len(subs))
 	for i, c := range subs {
-		want[i] = c.completed.Load() + 1
 		notes[i] = c.deltas.Load()
 		c.takeLatency()
 		c.stamping.Store(true)
@@ -155,23 +157,23 @@ func fanTurn(ctx context.Context, d *daemon, driver *client, thread string, subs
 	if _, err := turn(ctx, driver, thread, prompt("fanout", "n", n, "rate", rate)); err != nil {
 		return fanResult{}, err
 	}
-	if err := completedOn(ctx, d, subs, want); err != nil {
+	if err := completedOn(ctx, d, all, want); err != nil {
 		return fanResult{}, err
 	}
-	res := fanResult{wall: time.Since(start), completed: want, harnessCPU: selfCPU() - self0}
+	res := fanResult{wall: time.Since(start), harnessCPU: selfCPU() - self0}
 	cpu1, err := d.cpu()
 	if err != nil {
 		return fanResult{}, err
 	}
 	res.daemonCPU = cpu1 - cpu0
-	var all []int64
+	var delays []int64
 	for i, c := range subs {
 		lat, stamps := c.takeLatency()
-		all = append(all, lat...)
+		delays = append(delays, lat...)
 		res.stamps += stamps
 		res.notes += int(c.deltas.Load() - notes[i])
 	}
-	res.delay = percentiles(all)
+	res.delay = percentiles(delays)
 	return res, nil
 }
 

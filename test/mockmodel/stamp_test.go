@@ -3,6 +3,7 @@ package mockmodel_test
 import (
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,8 +85,13 @@ func TestServeRespondsOutsideATest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
 	var reported []string
-	s := mockmodel.Serve(l, func(f string, a ...any) { reported = append(reported, f) },
+	s := mockmodel.Serve(l, func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, f)
+	},
 		mockmodel.DropRequests(),
 		mockmodel.Respond(func(r mockmodel.Request) mockmodel.Response {
 			return mockmodel.Reply("gen", mockmodel.Text("m", "echo "+r.LastUserText()))
@@ -104,6 +110,8 @@ func TestServeRespondsOutsideATest(t *testing.T) {
 		t.Errorf("%d requests kept with DropRequests", n)
 	}
 	s.Close()
+	mu.Lock()
+	defer mu.Unlock()
 	if len(reported) != 0 {
 		t.Errorf("reported %q", reported)
 	}
