@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
 
-.PHONY: build run test race bench bench-history fuzz lint fmt tidy vet staticcheck vuln schema clean
+.PHONY: build run test race bench bench-history load fuzz lint fmt tidy vet staticcheck vuln schema clean
 
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
@@ -45,6 +45,17 @@ bench:
 # and a stored line past the 64 MiB cap: time and peak RSS above idle.
 bench-history:
 	$(GO) test -run '^$$' -bench HostileResume -benchtime 5x -count $(BENCH_COUNT) ./test/
+
+# The load harness (test/load): agentd and the mock model as processes,
+# real WebSocket clients, one table of figures; a few minutes at its
+# default sizes. LOAD_FLAGS=-full for the issue's sizes; LOAD_REFERENCE=PATH
+# to the reference binary (codex) runs the same scenarios against it too.
+LOAD_FLAGS ?=
+LOAD_REFERENCE ?=
+
+load: build
+	$(GO) build -o bin/agentd-load ./test/load
+	bin/agentd-load -agentd bin/agentd $(if $(LOAD_REFERENCE),-reference $(LOAD_REFERENCE)) $(LOAD_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
