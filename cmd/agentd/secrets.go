@@ -29,8 +29,9 @@ import (
 // process reads them into Go's copy of the environment only.
 
 // selfExe is the program the daemon re-executes: the running binary even
-// if its file was replaced or removed since.
-const selfExe = "/proc/self/exe"
+// if its file was replaced or removed since. (A variable for the test of
+// a failed exec.)
+var selfExe = "/proc/self/exe"
 
 // restoreSecrets, in a re-executed daemon, reads the secret variables
 // from the descriptor config.SecretsFDVariable names into the process's
