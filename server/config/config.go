@@ -243,7 +243,7 @@ func DefaultLimits() ServerLimits {
 // default model, on-request approvals, a read-only sandbox.
 func Default(home string) *Config {
 	providers := builtinProviders(func(string) string { return "" })
-	shellEnv, _ := shellEnvPolicy(nil, providers)
+	shellEnv, _ := shellEnvPolicy(nil, providers, nil)
 	return &Config{
 		ShellEnv:           shellEnv,
 		Home:               home,

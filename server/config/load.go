@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/catalog"
+	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
@@ -337,14 +338,14 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		return nil, err
 	}
 	var err error
-	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers); err != nil {
-		return nil, err
-	}
 	var warnings []Warning
 	if cfg.MCPServers, warnings, err = resolveMCPServers(fc.McpServers); err != nil {
 		return nil, err
 	}
 	cfg.Warnings = append(cfg.Warnings, warnings...)
+	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers, cfg.MCPServers); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -352,35 +353,61 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 // built-in openai provider's, and the one the reference's tools read.
 var DefaultKeyVariables = []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
 
-// shellEnvPolicy resolves [shell_environment_policy]. Unlike the
-// reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
-// the table turns them off, and the providers' API key variables (and
-// systemd's) are never passed on: commands' output reaches clients, and the operator's
-// keys must not. Only set may give one of them to commands, explicitly.
-func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec.EnvPolicy, error) {
-	var p exec.EnvPolicy
-	p.Inherit = exec.InheritAll
-	// The service manager's variables are the daemon's: a command that
-	// saw NOTIFY_SOCKET could tell systemd the daemon is ready or gone.
-	p.Hidden = append(p.Hidden, "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES")
-	hide := func(name string) {
-		if name != "" && !slices.Contains(p.Hidden, name) {
-			p.Hidden = append(p.Hidden, name)
+// SecretsFDVariable names the descriptor from which a re-executed daemon
+// reads the secret variables it moved out of its environment block
+// (cmd/agentd). It is the daemon's alone, like the service manager's.
+const SecretsFDVariable = "AGENTD_SECRETS_FD"
+
+// SecretVariables names the variables that hold the operator's
+// credentials: the API key variables (DefaultKeyVariables and every
+// provider's env_key), those whose values become request headers
+// (env_http_headers of providers and of MCP servers) and MCP servers'
+// bearer_token_env_var. No child gets them (EnvPolicy.Hidden), and the
+// daemon moves them out of its own environment block at startup.
+func (c *Config) SecretVariables() []string {
+	return secretVariables(c.Providers, c.MCPServers)
+}
+
+func secretVariables(providers map[string]model.Provider, servers []mcp.ServerConfig) []string {
+	var names []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
 		}
 	}
 	// The variables the reference and the built-in provider read keys
 	// from, whatever provider is configured.
 	for _, name := range DefaultKeyVariables {
-		hide(name)
+		add(name)
 	}
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
-		hide(providers[id].EnvKey)
-		// The variables whose values become request headers are the
-		// operator's credentials too.
+		add(providers[id].EnvKey)
 		for _, header := range slices.Sorted(maps.Keys(providers[id].EnvHTTPHeaders)) {
-			hide(providers[id].EnvHTTPHeaders[header])
+			add(providers[id].EnvHTTPHeaders[header])
 		}
 	}
+	for _, s := range servers {
+		add(s.BearerTokenEnvVar)
+		for _, header := range slices.Sorted(maps.Keys(s.EnvHTTPHeaders)) {
+			add(s.EnvHTTPHeaders[header])
+		}
+	}
+	return names
+}
+
+// shellEnvPolicy resolves [shell_environment_policy]. Unlike the
+// reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
+// the table turns them off, and the secret variables (SecretVariables) and
+// the service manager's are never passed on: commands' output reaches
+// clients, and the operator's keys must not. Only set may give one of
+// them to commands, explicitly.
+func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider, servers []mcp.ServerConfig) (exec.EnvPolicy, error) {
+	var p exec.EnvPolicy
+	p.Inherit = exec.InheritAll
+	// The service manager's variables are the daemon's: a command that
+	// saw NOTIFY_SOCKET could tell systemd the daemon is ready or gone.
+	p.Hidden = append(p.Hidden, "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", SecretsFDVariable)
+	p.Hidden = append(p.Hidden, secretVariables(providers, servers)...)
 	if t == nil {
 		return p, nil
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,13 @@ enabled = false
 	}
 	if len(cfg.Warnings) != 0 {
 		t.Errorf("warnings %+v", cfg.Warnings)
+	}
+	// The web server's credentials are secrets: hidden from every child,
+	// and moved out of the daemon's environment block.
+	for _, name := range []string{"WEB_TOKEN", "WEB_KEY"} {
+		if !slices.Contains(cfg.SecretVariables(), name) || !slices.Contains(cfg.ShellEnv.Hidden, name) {
+			t.Errorf("%s: secrets %v, hidden %v", name, cfg.SecretVariables(), cfg.ShellEnv.Hidden)
+		}
 	}
 }
 
