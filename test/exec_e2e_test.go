@@ -297,6 +297,11 @@ func TestExecFailuresExitNonZero(t *testing.T) {
 	if r = e.run(t, e.cwd, nil, "--sandbox", "everything", "hi"); r.code != 2 {
 		t.Errorf("--sandbox everything: exit %d, want 2\nstderr:\n%s", r.code, r.stderr)
 	}
+	for _, args := range [][]string{{"review", "x"}, {"fork", "x"}, {"--oss", "hi"}} {
+		if r = e.run(t, e.cwd, nil, args...); r.code != 2 {
+			t.Errorf("exec %v: exit %d, want 2 (not run as a prompt)\nstderr:\n%s", args, r.code, r.stderr)
+		}
+	}
 	if r = e.run(t, e.cwd, nil, "--output-schema", filepath.Join(outside, "missing.json"), "hi"); r.code == 0 || !strings.Contains(r.stderr, "missing.json") {
 		t.Errorf("missing schema: exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
@@ -371,5 +376,25 @@ func TestExecRemote(t *testing.T) {
 	}
 	if r := e.run(t, e.cwd, nil, "--remote", "unix://"+filepath.Join(e.home, "nobody.sock"), "hi"); r.code == 0 {
 		t.Fatalf("a socket nobody listens on: exit 0\nstderr:\n%s", r.stderr)
+	}
+}
+
+// CODEX_API_KEY (the SDK's apiKey option) is the OpenAI provider's key
+// for agentd exec, as for codex exec, when OPENAI_API_KEY is unset.
+func TestExecTakesCodexAPIKey(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "Keyed.")))
+	e := newExecEnv(t, nil, "")
+	cfg := "model = \"mock-model\"\n\n[model_providers.openai]\nbase_url = \"" + m.URL() + "\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
+	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEX_API_KEY", "sk-from-the-sdk")
+	r := e.run(t, e.cwd, nil, "hi")
+	if r.code != 0 || r.stdout != "Keyed.\n" {
+		t.Fatalf("exit %d, stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := m.Requests()[0].Header.Get("Authorization"); got != "Bearer sk-from-the-sdk" {
+		t.Fatalf("Authorization %q", got)
 	}
 }

@@ -113,6 +113,16 @@ ws://HOST:PORT or unix://[PATH].`,
 	resume.Flags().BoolVar(&f.last, "last", false, "resume the most recently updated thread (in the working directory unless --all)")
 	resume.Flags().BoolVar(&f.all, "all", false, "with --last, look in every directory")
 	cmd.AddCommand(resume)
+	// codex exec's other subcommands: refused by name, never taken as a
+	// prompt.
+	for _, name := range []string{"fork", "review"} {
+		cmd.AddCommand(&cobra.Command{
+			Use: name, Hidden: true, DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return usageError{fmt.Errorf("%q is not supported by agentd exec", cmd.CommandPath())}
+			},
+		})
+	}
 	return cmd
 }
 
@@ -122,6 +132,11 @@ func runExec(cmd *cobra.Command, g *globalFlags, f *execFlags, resumeID string, 
 	opts, err := g.configOptions()
 	if err != nil {
 		return err
+	}
+	// codex exec takes CODEX_API_KEY as the OpenAI key (the SDK's apiKey
+	// option sets it); the variable the provider reads wins.
+	if key := os.Getenv("CODEX_API_KEY"); key != "" && os.Getenv("OPENAI_API_KEY") == "" {
+		_ = os.Setenv("OPENAI_API_KEY", key)
 	}
 	spec, err := f.spec(resumeID)
 	if err != nil {
