@@ -353,13 +353,13 @@ func TestExecResume(t *testing.T) {
 	}
 }
 
-// --remote runs the turn in a running daemon (here over its Unix
-// socket): same events, and the thread is the daemon's.
+// --remote runs the turn in a running daemon, over its Unix socket or
+// WebSocket: same events, and the thread is the daemon's.
 func TestExecRemote(t *testing.T) {
 	m := mockmodel.New(t)
-	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "From the daemon.")))
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "From the daemon.")), mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "Over WebSocket.")))
 	e := newExecEnv(t, m, "")
-	d := Start(t, Options{Home: e.home, Listen: []string{"unix://" + filepath.Join(e.home, "d.sock")}})
+	d := Start(t, Options{Home: e.home, Listen: []string{"unix://" + filepath.Join(e.home, "d.sock"), "ws://127.0.0.1:0"}})
 	r := e.run(t, e.cwd, nil, "--json", "--remote", "unix://"+d.UnixPath(), "remote question")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -373,6 +373,9 @@ func TestExecRemote(t *testing.T) {
 	list := unmarshal(t, WantResult(t, c.Call("thread/read", map[string]any{"threadId": evs[0]["thread_id"]})))
 	if path(list, "thread", "id") != evs[0]["thread_id"] {
 		t.Fatalf("the daemon does not know the thread: %v", list)
+	}
+	if r := e.run(t, e.cwd, nil, "--remote", d.URL("ws"), "over ws"); r.code != 0 || r.stdout != "Over WebSocket.\n" {
+		t.Fatalf("--remote %s: exit %d, stdout %q\nstderr:\n%s", d.URL("ws"), r.code, r.stdout, r.stderr)
 	}
 	if r := e.run(t, e.cwd, nil, "--remote", "unix://"+filepath.Join(e.home, "nobody.sock"), "hi"); r.code == 0 {
 		t.Fatalf("a socket nobody listens on: exit 0\nstderr:\n%s", r.stderr)
