@@ -401,3 +401,46 @@ func TestExecTakesCodexAPIKey(t *testing.T) {
 		t.Fatalf("Authorization %q", got)
 	}
 }
+
+// SIGINT interrupts the running turn: agentd exec asks the agent to stop,
+// waits for the turn's end, prints neither turn.completed nor
+// turn.failed, and exits 1.
+func TestExecInterruptedBySignal(t *testing.T) {
+	m := mockmodel.New(t)
+	gate := mockmodel.NewGate()
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "never finished")).GateAfter(1, gate))
+	e := newExecEnv(t, m, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "exec", "--home", e.home, "--json", "long task")
+	cmd.Dir = e.cwd
+	cmd.Env = append(filteredEnv(), "HOME="+e.userHome)
+	cmd.Stdin = strings.NewReader("")
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gate.Reached(): // the model's stream is in flight
+	case <-ctx.Done():
+		t.Fatal("the model request never arrived")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\nstdout:\n%s\nstderr:\n%s", err, so.String(), se.String())
+	}
+	evs := events(t, so.String())
+	for _, ev := range evs {
+		if ev["type"] == "turn.completed" || ev["type"] == "turn.failed" {
+			t.Fatalf("an interrupted turn printed %v", ev)
+		}
+	}
+	if evs[len(evs)-1]["type"] != "turn.started" {
+		t.Fatalf("events %v", evs)
+	}
+}

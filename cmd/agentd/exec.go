@@ -168,8 +168,11 @@ func runExec(cmd *cobra.Command, g *globalFlags, f *execFlags, resumeID string, 
 	}
 	defer func() { _ = log.Sync() }()
 
+	// The first SIGINT or SIGTERM interrupts the turn (Run waits for its
+	// end); after it the signals kill as usual, so a second one exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	conn, err := f.connect(ctx, cfg, opts, log)
 	if err != nil {
 		return err
