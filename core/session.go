@@ -15,6 +15,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 )
 
@@ -60,7 +61,12 @@ type Config struct {
 	DeveloperInstructions string
 	// ProjectDoc holds the user's AGENTS.md instructions, sent with the
 	// first environment context.
-	ProjectDoc   projectdoc.Doc
+	ProjectDoc projectdoc.Doc
+	// Skills are the skills found for the thread (core/skills); the
+	// enabled ones are listed to the model in a developer message after
+	// the developer instructions. The model reads a skill's SKILL.md
+	// itself when it uses it.
+	Skills       []skills.Skill
 	DynamicTools []DynamicToolSpec
 	// MCP is the daemon's MCP servers, whose tools the model is offered;
 	// nil for none.

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/patch"
 )
 
@@ -347,6 +348,13 @@ func (s *Session) recordContext(t *turn) {
 		items = append(items, model.NewTextMessage(newMessageID(), "developer", instr))
 		if s.cfg.DeveloperInstructions != "" {
 			items = append(items, model.NewTextMessage(newMessageID(), "developer", s.cfg.DeveloperInstructions))
+		}
+		if text, omitted := skills.Instructions(s.cfg.Skills); text != "" {
+			if omitted > 0 {
+				s.log.Warn("the skill list is too long for the model's instructions: skills left out",
+					zap.Int("omitted", omitted), zap.Int("maxBytes", skills.MaxInstructionBytes))
+			}
+			items = append(items, model.NewTextMessage(newMessageID(), "developer", text))
 		}
 	}
 	env := environmentContext(t.tc, s.cfg.Now())

@@ -252,13 +252,27 @@ type SkillsListEntry struct {
 type SkillMetadata struct {
 	Name             string     `json:"name"`
 	Description      string     `json:"description"`
-	ShortDescription *string    `json:"shortDescription"`
-	Interface        any        `json:"interface" wire:"optional"`
-	Dependencies     any        `json:"dependencies" wire:"optional"`
+	ShortDescription *string    `json:"shortDescription,omitempty"`
+	Interface        any        `json:"interface,omitempty" wire:"optional"`
+	Dependencies     any        `json:"dependencies,omitempty" wire:"optional"`
 	Path             string     `json:"path"`
 	Scope            SkillScope `json:"scope"`
 	Enabled          bool       `json:"enabled"`
 	PluginID         *string    `json:"pluginId"`
+}
+
+// SkillsConfigWriteParams are the params of skills/config/write: a skill
+// chosen by its SKILL.md path or by its name (exactly one), enabled or
+// not.
+type SkillsConfigWriteParams struct {
+	Enabled bool    `json:"enabled"`
+	Name    *string `json:"name"`
+	Path    *string `json:"path"`
+}
+
+// SkillsConfigWriteResponse is the result of skills/config/write.
+type SkillsConfigWriteResponse struct {
+	EffectiveEnabled bool `json:"effectiveEnabled"`
 }
 
 // SkillScope is where a skill is defined.

@@ -61,6 +61,7 @@ func init() {
 	req("fs/copy", FsCopyParams{}, Empty{})
 	req("fs/watch", FsWatchParams{}, FsWatchResponse{})
 	req("fs/unwatch", FsUnwatchParams{}, Empty{})
+	req("skills/config/write", SkillsConfigWriteParams{}, SkillsConfigWriteResponse{})
 	req("config/read", ConfigReadParams{}, ConfigReadResponse{})
 	req("config/value/write", ConfigValueWriteParams{}, ConfigWriteResponse{})
 	req("config/batchWrite", ConfigBatchWriteParams{}, ConfigWriteResponse{})

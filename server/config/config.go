@@ -2,6 +2,7 @@ package config
 
 import (
 	"crypto/sha256"
+	"os"
 	"time"
 
 	"github.com/agentd-dev/agentd/core/catalog"
@@ -10,6 +11,7 @@ import (
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/agentd-dev/agentd/server/scope"
 )
@@ -120,6 +122,9 @@ type Config struct {
 	// Notify (notify) is a program and its arguments, run after each
 	// completed turn with the turn's JSON as one more argument.
 	Notify []string
+	// SkillRules are [[skills.config]]'s entries, in order: skills
+	// enabled or disabled by path or by name.
+	SkillRules []skills.Rule
 	// Projects maps an absolute project path to its trust_level
 	// (projects.<path>.trust_level); see ThreadPolicies.
 	Projects map[string]string
@@ -256,4 +261,12 @@ func Default(home string) *Config {
 		ProjectDocMaxBytes: projectdoc.DefaultMaxBytes,
 		ProjectRootMarkers: projectdoc.DefaultRootMarkers,
 	}
+}
+
+// SkillsOptions are where the skills of a thread are searched, and
+// which are enabled ([[skills.config]]): the home's skills/, the user's
+// ~/.agents/skills (from $HOME), the project's, as the reference does.
+func (c *Config) SkillsOptions() skills.Options {
+	userHome, _ := os.UserHomeDir()
+	return skills.Options{Home: c.Home, UserHome: userHome, RootMarkers: c.ProjectRootMarkers, Rules: c.SkillRules}
 }

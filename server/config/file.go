@@ -43,6 +43,9 @@ type fileConfig struct {
 	HideAgentReasoning         *bool                   `toml:"hide_agent_reasoning"`
 	Notify                     []string                `toml:"notify"`
 	Projects                   map[string]projectTable `toml:"projects"`
+	// Skills holds [[skills.config]], the skills enabled and disabled
+	// by path or by name (skills/config/write writes it).
+	Skills *skillsTable `toml:"skills"`
 
 	// Settings for the clients that share the file (the Codex TUI and IDE
 	// extensions read them), and analytics and feedback, which agentd
@@ -57,6 +60,16 @@ type fileConfig struct {
 	History                         any `toml:"history"`
 	Analytics                       any `toml:"analytics"`
 	Feedback                        any `toml:"feedback"`
+}
+
+type skillsTable struct {
+	Config []skillConfigEntry `toml:"config"`
+}
+
+type skillConfigEntry struct {
+	Path    *string `toml:"path"`
+	Name    *string `toml:"name"`
+	Enabled *bool   `toml:"enabled"`
 }
 
 type projectTable struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -331,6 +332,7 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 			return nil, err
 		}
 	}
+	cfg.SkillRules = skillRules(fc.Skills, &cfg.Warnings)
 	if err := applyTurnKeys(cfg, fc); err != nil {
 		return nil, err
 	}
@@ -347,6 +349,44 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// skillRules reads [[skills.config]]: each entry names a skill by an
+// absolute path or by a name (not both) and says whether it is enabled.
+// An entry that does not is skipped with a warning, as the reference
+// skips it: a skill setting never stops the daemon.
+func skillRules(t *skillsTable, warnings *[]Warning) []skills.Rule {
+	if t == nil {
+		return nil
+	}
+	out := make([]skills.Rule, 0, len(t.Config))
+	for i, e := range t.Config {
+		skip := func(why string) {
+			*warnings = append(*warnings, Warning{Summary: fmt.Sprintf("Ignoring skills.config entry %d: %s.", i+1, why)})
+		}
+		if e.Enabled == nil {
+			skip("it has no `enabled`")
+			continue
+		}
+		r := skills.Rule{Enabled: *e.Enabled}
+		if e.Path != nil {
+			r.Path = *e.Path
+		}
+		if e.Name != nil {
+			r.Name = strings.TrimSpace(*e.Name)
+		}
+		switch {
+		case r.Path != "" && r.Name != "":
+			skip("it has both a path and a name")
+		case r.Path == "" && r.Name == "":
+			skip("it has neither a path nor a name")
+		case r.Path != "" && !filepath.IsAbs(r.Path):
+			skip(fmt.Sprintf("its path %q is not absolute", r.Path))
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // DefaultKeyVariables hold API keys whatever the configuration says: the

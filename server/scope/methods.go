@@ -62,6 +62,8 @@ var methods = map[string]Scope{
 	// Config writes: operate, but not the protected keys.
 	"config/value/write": Operate,
 	"config/batchWrite":  Operate,
+	// Enables or disables a skill in config.toml ([[skills.config]]).
+	"skills/config/write": Operate,
 
 	// Credentials.
 	"account/login/start":  Admin,

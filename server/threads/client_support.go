@@ -31,15 +31,6 @@ func hooksList(_ context.Context, _ *rpc.Request, p *protocol.HooksListParams) (
 	return &out, nil
 }
 
-// skillsList: agentd has no skills yet.
-func skillsList(_ context.Context, _ *rpc.Request, p *protocol.SkillsListParams) (*protocol.SkillsListResponse, error) {
-	out := protocol.SkillsListResponse{Data: protocol.List[protocol.SkillsListEntry]{}}
-	for _, cwd := range p.Cwds {
-		out.Data = append(out.Data, protocol.SkillsListEntry{Cwd: cwd, Skills: protocol.List[protocol.SkillMetadata]{}, Errors: protocol.List[protocol.PathErrorInfo]{}})
-	}
-	return &out, nil
-}
-
 func checkGovCloudRequirements(context.Context, *rpc.Request, *protocol.Empty) (*protocol.BedrockCheckGovCloudRequirementsResponse, error) {
 	return &protocol.BedrockCheckGovCloudRequirementsResponse{}, nil
 }

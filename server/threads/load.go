@@ -62,6 +62,11 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	cfg.BaseInstructions = st.baseInstructions
 	cfg.DeveloperInstructions = st.developerInstructions
 	cfg.ProjectDoc = sv.projectDoc(conf, st.cwd, ls.log.With(zap.String("thread", ls.id)))
+	if len(ls.history) == 0 {
+		// A thread with a history has its context (skills included)
+		// in it already.
+		cfg.Skills = sv.skills(conf, st.cwd, ls.log.With(zap.String("thread", ls.id)))
+	}
 	cfg.DynamicTools = ls.tools
 	cfg.Originator = ls.meta.originator
 	cfg.History = ls.history

@@ -178,7 +178,6 @@ func (sv *service) register() {
 	rpc.Handle(s, "permissionProfile/list", permissionProfileList)
 	rpc.Handle(s, "configRequirements/read", configRequirementsRead)
 	rpc.Handle(s, "hooks/list", hooksList)
-	rpc.Handle(s, "skills/list", skillsList)
 	rpc.Handle(s, "account/bedrock/checkGovCloudRequirements", checkGovCloudRequirements)
 	rpc.Handle(s, "collaborationMode/list", collaborationModeList)
 	rpc.Handle(s, "plugin/installed", pluginInstalled)

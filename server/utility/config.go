@@ -182,6 +182,14 @@ func (u *utility) configBatchWrite(_ context.Context, r *rpc.Request, p *protoco
 // SIGHUP path: new threads use it; a reload that fails, say under
 // --strict-config, keeps the old one and is logged, and the write stands).
 func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
+	return u.configWriteFrom(r, filePath, expected, func(map[string]any) ([]configedit.Edit, error) { return edits, nil })
+}
+
+// configWriteFrom is configWrite with edits made from the file's document
+// as it is under the write lock (a read-modify-write, like
+// skills/config/write's, that no other write can slip into). An error
+// from edits is returned as it is.
+func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, editsFor func(doc map[string]any) ([]configedit.Edit, error)) (*protocol.ConfigWriteResponse, error) {
 	path := u.configPath()
 	sc := r.Conn().Scope()
 	if filePath != nil && filepath.Clean(*filePath) != path && !sc.Allows(scope.Admin) {
@@ -200,6 +208,10 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	}
 	if expected != nil && *expected != configedit.Version(doc) {
 		return nil, configWriteError(configVersionConflict, "Configuration was modified since last read. Fetch latest version and retry.")
+	}
+	edits, err := editsFor(doc)
+	if err != nil {
+		return nil, err
 	}
 	res, err := configedit.Apply(src, edits)
 	if err != nil {

@@ -83,7 +83,7 @@ func Register(s *rpc.Server, opts Options) {
 	s.OnDrain(u.drain)
 	// A connection's config reads and writes are handled in the order it
 	// sent them (a write, then the read of what it wrote).
-	rpc.Order(s, rpc.Fixed("config"), "config/read", "config/value/write", "config/batchWrite")
+	rpc.Order(s, rpc.Fixed("config"), "config/read", "config/value/write", "config/batchWrite", "skills/list", "skills/config/write")
 
 	rpc.Handle(s, "command/exec", u.commandExec)
 	rpc.Handle(s, "command/exec/write", u.commandExecWrite)
@@ -108,6 +108,9 @@ func Register(s *rpc.Server, opts Options) {
 	rpc.Handle(s, "config/read", u.configRead)
 	rpc.Handle(s, "config/value/write", u.configValueWrite)
 	rpc.Handle(s, "config/batchWrite", u.configBatchWrite)
+
+	rpc.Handle(s, "skills/list", u.skillsList)
+	rpc.Handle(s, "skills/config/write", u.skillsConfigWrite)
 }
 
 // connUtil is what one connection owns: its command/exec processes and
