@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
 
-.PHONY: build run test race bench bench-history load fuzz lint fmt tidy vet staticcheck vuln schema clean
+.PHONY: build run test race bench bench-history load systemd-e2e fuzz lint fmt tidy vet staticcheck vuln schema clean
 
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
@@ -56,6 +56,12 @@ LOAD_REFERENCE ?=
 load: build
 	$(GO) build -o bin/agentd-load ./test/load
 	bin/agentd-load -agentd bin/agentd $(if $(LOAD_REFERENCE),-reference $(LOAD_REFERENCE)) $(LOAD_FLAGS)
+
+# The shipped units under a real systemd manager (root's user manager in
+# its own cgroup and mount namespace; containers and CI machines where
+# systemd is installed but not PID 1). Opt-in: make test skips it.
+systemd-e2e:
+	AGENTD_SYSTEMD_E2E=1 $(GO) test -count=1 -run 'TestSystemdManager' -v ./test/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
