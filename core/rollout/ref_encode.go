@@ -143,7 +143,8 @@ func (e *eventEncoder) itemStarted(it core.TurnItem) error {
 	case core.DynamicToolCallItem:
 		return e.add(refDynamic{Type: evDynamicRequest, CallID: v.ID, TurnID: e.turnID, Tool: v.Tool,
 			Arguments: v.Arguments, AgentdNamespace: v.Namespace})
-	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem:
+	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem,
+		core.EnteredReviewModeItem, core.ExitedReviewModeItem:
 		return nil
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
@@ -208,6 +209,10 @@ func (e *eventEncoder) itemCompleted(it core.TurnItem) error {
 		return e.add(refItemEvent{Type: evItemCompletedRef, ThreadID: e.threadID, TurnID: e.turnID, Item: item})
 	case core.ContextCompactionItem:
 		return e.add(refContextCompacted{Type: evContextCompactedRef, AgentdItemID: v.ID})
+	case core.EnteredReviewModeItem:
+		return e.add(enteredToRef(v))
+	case core.ExitedReviewModeItem:
+		return e.add(exitedToRef(v))
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
 	}
