@@ -586,20 +586,32 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 	}
 	if completed != nil {
 		if completed.Usage != nil {
-			s.tokenTotal = s.tokenTotal.Add(*completed.Usage)
-			t.usage = t.usage.Add(*completed.Usage)
-			s.lastUsage = *completed.Usage
-			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
-				Total:              s.tokenTotal,
-				Turn:               t.usage,
-				Last:               *completed.Usage,
-				ModelContextWindow: s.cfg.ContextWindow,
-			}})
+			s.countUsage(t, *completed.Usage)
 		}
 		res.followUp = len(calls) > 0 || (completed.EndTurn != nil && !*completed.EndTurn)
 	}
 	s.emit(t.subID, t.id, RateLimits{Snapshot: stream.RateLimits()})
 	return res, err
+}
+
+// countUsage adds a response's usage to the turn's and the thread's
+// accounts and reports them. A sub-agent's usage is not the thread's: its
+// conversation is not the thread's context (whose size the last usage
+// tells, and compaction watches), so it is neither counted nor reported,
+// as the reference keeps it on the sub-agent's own thread.
+func (s *Session) countUsage(t *turn, u model.TokenUsage) {
+	t.usage = t.usage.Add(u)
+	if t.sub != nil {
+		return
+	}
+	s.tokenTotal = s.tokenTotal.Add(u)
+	s.lastUsage = u
+	s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
+		Total:              s.tokenTotal,
+		Turn:               t.usage,
+		Last:               u,
+		ModelContextWindow: s.cfg.ContextWindow,
+	}})
 }
 
 func (s *Session) checkReroute(t *turn, asked, served string, done *bool) {

@@ -167,6 +167,11 @@ func TestReviewTargets(t *testing.T) {
 			if got := flow(t, msgs); !slices.Equal(got, reviewFlow) {
 				t.Fatalf("messages:\n%v\nwant\n%v", got, reviewFlow)
 			}
+			// The reviewer's usage is its own conversation's, not the
+			// thread's context.
+			if slices.ContainsFunc(msgs, func(m Message) bool { return m.Method == "thread/tokenUsage/updated" }) {
+				t.Fatalf("the reviewer's token usage was reported as the thread's: %v", methods(msgs))
+			}
 			res := unmarshal(t, msgs[0].Result)
 			turnID := str(res, "turn", "id")
 			if str(res, "reviewThreadId") != id || path(res, "turn", "rootTurnId") != nil || str(res, "turn", "status") != "inProgress" ||
@@ -363,5 +368,39 @@ func TestReviewBadTargets(t *testing.T) {
 	msgs := runReview(t, c, map[string]any{"threadId": inRepo, "target": map[string]any{"type": "uncommittedChanges"}, "delivery": "inline"})
 	if got := flow(t, msgs); !slices.Equal(got, reviewFlow) {
 		t.Fatalf("review after refusals: %v", got)
+	}
+}
+
+// The reviewer works with the thread's tools in a conversation of its
+// own: its command is an item of the review turn, its output goes back
+// to the reviewer, and none of it reaches the thread's conversation.
+func TestReviewerRunsTools(t *testing.T) {
+	dir, _ := reviewRepo(t)
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.ExecCommand("call_1", "cat a.txt"), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", reviewJSON(dir, "[P2] Looked")), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.Text("msg_3", "noted"), mockmodel.Completed("resp_3", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "never"
+sandbox_mode = "workspace-write"`)})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": dir})
+	msgs := runReview(t, c, map[string]any{"threadId": id, "target": map[string]any{"type": "uncommittedChanges"}})
+	cmd := completedItem(t, msgs, "commandExecution")
+	if !strings.Contains(str(cmd, "aggregatedOutput"), "three") {
+		t.Fatalf("reviewer's command %v", cmd)
+	}
+	if got := str(completedItem(t, msgs, "exitedReviewMode"), "review"); !strings.Contains(got, "[P2] Looked") {
+		t.Fatalf("review %q", got)
+	}
+	reqs := m.Requests()
+	if out, ok := reqs[1].ToolOutput("call_1"); !ok || !strings.Contains(out, "three") || reqs[1].Header.Get("thread-id") != reqs[0].Header.Get("thread-id") {
+		t.Fatalf("the reviewer's second request: output %q (%v), thread-id %q then %q", out, ok, reqs[0].Header.Get("thread-id"), reqs[1].Header.Get("thread-id"))
+	}
+	runTurn(t, c, id, "thanks")
+	if _, ok := m.Requests()[2].ToolOutput("call_1"); ok || strings.Contains(string(m.Requests()[2].Body), `"call_1"`) {
+		t.Fatalf("the reviewer's tool call reached the thread's conversation")
 	}
 }

@@ -16,6 +16,10 @@ import (
 
 func TestItemRoundTripV1(t *testing.T) {
 	for _, it := range allItems() {
+		switch it.(type) {
+		case core.EnteredReviewModeItem, core.ExitedReviewModeItem:
+			continue // format 1 was replaced before reviews existed
+		}
 		b, err := MarshalItem(it)
 		if err != nil {
 			t.Fatalf("%T: %v", it, err)
