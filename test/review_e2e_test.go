@@ -404,3 +404,27 @@ sandbox_mode = "workspace-write"`)})
 		t.Fatalf("the reviewer's tool call reached the thread's conversation")
 	}
 }
+
+// A reviewer whose model fails: review mode is left, and the turn fails
+// with the model's error.
+func TestReviewFails(t *testing.T) {
+	dir, _ := reviewRepo(t)
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Status(400, `{"error":{"message":"no such model","type":"invalid_request_error"}}`))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": dir})
+	msgs := runReview(t, c, map[string]any{"threadId": id, "target": map[string]any{"type": "commit", "sha": "HEAD"}})
+	exited := completedItem(t, msgs, "exitedReviewMode")
+	end := unmarshal(t, msgs[len(msgs)-1].Params)
+	if str(exited, "review") != "The review did not finish: the reviewer failed." || str(end, "turn", "status") != "failed" ||
+		!strings.Contains(str(end, "turn", "error", "message"), "no such model") {
+		t.Fatalf("failed review: %v, %v", exited, end)
+	}
+	if slices.ContainsFunc(msgs, func(m Message) bool {
+		return m.Method == "item/started" && str(unmarshal(t, m.Params), "item", "type") == "agentMessage"
+	}) {
+		t.Fatalf("a failed review has an agent message: %v", flow(t, msgs))
+	}
+}

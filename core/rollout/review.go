@@ -54,7 +54,7 @@ func reviewTargetFromRef(w refReviewTarget) review.Target {
 }
 
 // decodeEntered reads an entered_review_mode payload (or a typed item);
-// id is the item's id when the record has one.
+// a record without a hint gets the target's label.
 func decodeEntered(b []byte) (core.EnteredReviewModeItem, error) {
 	var w refEnteredReview
 	if err := json.Unmarshal(b, &w); err != nil {
