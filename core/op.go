@@ -131,7 +131,8 @@ type OpCompact struct{}
 // and the thread's conversation keeps only the review. Request is
 // resolved by the caller (review.Resolve runs git, which the session's
 // loop must not wait for). Model, when set, is the reviewer's model
-// (review_model); else the thread's.
+// (review_model); else the thread's. A turn that is running is
+// interrupted first.
 type OpReview struct {
 	Request review.Request
 	Model   string

@@ -100,9 +100,6 @@ func TestReviewTurnRefusesInput(t *testing.T) {
 			t.Fatalf("%T during a review: %v", op, err)
 		}
 	}
-	if _, err := s.Call(ctx10(t), reviewOp("again")); err == nil {
-		t.Fatal("a second review started during the first")
-	}
 	close(gate)
 	evs := col.waitFor(turnEnded)
 	if done := evs[len(evs)-1].Msg.(TurnComplete); done.LastAgentMessage != "Looks fine." {
@@ -110,5 +107,36 @@ func TestReviewTurnRefusesInput(t *testing.T) {
 	}
 	if n := len(c.requests()); n != 1 {
 		t.Fatalf("%d model requests", n)
+	}
+}
+
+// A review replaces a running turn: the turn is interrupted, then the
+// review starts.
+func TestReviewInterruptsRunningTurn(t *testing.T) {
+	c := newFakeClient(t,
+		script{events: textEvents("msg_1", "never", " finished"), gate: make(chan struct{}), gateAt: 2},
+		script{events: textEvents("msg_r", "Fine.")})
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	first, err := s.Call(ctx10(t), userInput("work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-c.called
+	rv, err := s.Call(ctx10(t), reviewOp("check it"))
+	if err != nil || rv.Outcome != AckStarted || rv.TurnID == first.TurnID {
+		t.Fatalf("review during a turn: %+v, %v", rv, err)
+	}
+	evs := col.waitFor(func(ev Event) bool { _, ok := ev.Msg.(TurnComplete); return ok })
+	var ends []string
+	for _, ev := range evs {
+		switch ev.Msg.(type) {
+		case TurnAborted, TurnComplete, TurnStarted:
+			ends = append(ends, typeName(ev.Msg)+" "+ev.TurnID)
+		}
+	}
+	want := []string{"TurnStarted " + first.TurnID, "TurnAborted " + first.TurnID, "TurnStarted " + rv.TurnID, "TurnComplete " + rv.TurnID}
+	if !slices.Equal(ends, want) {
+		t.Fatalf("turns %v, want %v", ends, want)
 	}
 }

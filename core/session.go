@@ -489,9 +489,12 @@ func (s *Session) handle(q queued) bool {
 		go s.runCompactTurn(t)
 	case OpReview:
 		s.waitEnding()
-		if s.active != nil {
-			reject(RejectInvalid, "a turn is already running")
-			return false
+		if t := s.active; t != nil {
+			// A review replaces the running turn, as in the reference:
+			// that turn is interrupted first.
+			t.abort(AbortInterrupted)
+			<-t.done
+			s.active = nil
 		}
 		t := s.startTurn(q.sub.ID, TurnReview, s.TurnContext())
 		t.trace = q.sub.Trace

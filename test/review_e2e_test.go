@@ -428,3 +428,39 @@ func TestReviewFails(t *testing.T) {
 		t.Fatalf("a failed review has an agent message: %v", flow(t, msgs))
 	}
 }
+
+// A review started while a turn runs replaces it, as in the reference:
+// the review's result, the running turn's end (interrupted), then the
+// review.
+func TestReviewReplacesRunningTurn(t *testing.T) {
+	dir, _ := reviewRepo(t)
+	m := mockmodel.New(t)
+	g := mockmodel.NewGate() // never opened: the first turn's stream stalls
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.TextN("msg_1", "a b c d", 4), mockmodel.Completed("resp_1", usage())).GateAfter(2, g),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "Fine."), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": dir})
+	first := str(unmarshal(t, WantResult(t, c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("work")}))), "turn", "id")
+	<-g.Reached()
+	c.Request("review/start", map[string]any{"threadId": id, "target": map[string]any{"type": "uncommittedChanges"}})
+	msgs := collectUntil(c, func(m Message) bool {
+		return m.Method == "turn/completed" && str(unmarshal(t, m.Params), "turn", "id") != first
+	})
+	// The first turn's messages still in flight when the review was asked
+	// for come first; then the review's result.
+	i := slices.IndexFunc(msgs, func(m Message) bool { return m.Method == "" })
+	msgs = msgs[i:]
+	got := flow(t, msgs)
+	want := append([]string{"response", "thread/status/changed", "turn/completed"}, reviewFlow[1:]...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("messages:\n%v\nwant\n%v", got, want)
+	}
+	end := msgs[slices.IndexFunc(msgs, isMethod("turn/completed"))]
+	if ended := unmarshal(t, end.Params); str(ended, "turn", "id") != first || str(ended, "turn", "status") != "interrupted" {
+		t.Fatalf("the running turn's end: %s", end.Raw)
+	}
+}
