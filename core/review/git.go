@@ -54,7 +54,7 @@ func (e *GitError) Error() string {
 		msg = e.Err.Error()
 	}
 	msg = strings.TrimPrefix(msg, "fatal: ")
-	return fmt.Sprintf("git %s failed: %s", strings.Join(e.Args, " "), cut(firstLine(msg)))
+	return fmt.Sprintf("git %s failed: %s", cut(strings.Join(e.Args, " ")), cut(firstLine(msg)))
 }
 
 func (e *GitError) Unwrap() error { return e.Err }
@@ -125,7 +125,7 @@ func (g git) output(ctx context.Context, limit int, args ...string) ([]byte, boo
 	case more:
 		return out, true, nil
 	case ctx.Err() == context.DeadlineExceeded:
-		return nil, false, fmt.Errorf("git %s did not finish within %v", strings.Join(args, " "), timeout)
+		return nil, false, fmt.Errorf("git %s did not finish within %v", cut(strings.Join(args, " ")), timeout)
 	case werr != nil:
 		return nil, false, &GitError{Args: args, Stderr: stderr.String(), Err: werr}
 	case rerr != nil:

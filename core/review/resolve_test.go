@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // repo makes a git repository in a temporary directory: main with one
@@ -193,5 +195,64 @@ func TestResolveRunsNoRepositoryProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a program of the repository's configuration ran")
+	}
+}
+
+// A git that does not finish is stopped at the deadline, with what it
+// started: the review's preparation does not hang on a grandchild that
+// holds git's output open.
+func TestGitDeadlineKillsItsGroup(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("needs /proc")
+	}
+	bin := t.TempDir()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	fake := "#!/bin/sh\nsleep 120 &\necho $! > " + pidFile + "\nsleep 120\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, _, err := git{dir: t.TempDir(), timeout: 300 * time.Millisecond}.output(context.Background(), 1024, "status")
+	if err == nil || !strings.Contains(err.Error(), "did not finish within") {
+		t.Fatalf("hung git: %v", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the fake git did not start its child: %v", err)
+	}
+	if pid := strings.TrimSpace(string(b)); !killedOrGone(pid) {
+		t.Fatalf("git's child %s was left running", pid)
+	}
+}
+
+// killedOrGone reports whether process pid has ended or has a SIGKILL
+// pending (it dies when next scheduled).
+func killedOrGone(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return true
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "State":
+			if strings.HasPrefix(v, "Z") || strings.HasPrefix(v, "X") {
+				return true
+			}
+		case "SigPnd", "ShdPnd":
+			if mask, err := strconv.ParseUint(v, 16, 64); err == nil && mask&(1<<(9-1)) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Without git, the error says so.
+func TestNoGit(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	if _, err := Resolve(context.Background(), t.TempDir(), Target{Kind: UncommittedChanges}); !errors.Is(err, ErrNoGit) {
+		t.Fatalf("no git: %v", err)
 	}
 }
