@@ -46,6 +46,9 @@ const (
 	TurnRegular   TurnKind = "regular"
 	TurnCompact   TurnKind = "compact"
 	TurnUserShell TurnKind = "userShell"
+	// TurnReview is a code review (OpReview): its first items enter
+	// review mode, its last ones leave it with the review.
+	TurnReview TurnKind = "review"
 )
 
 // TurnStarted: a turn began, with the settings it runs with.

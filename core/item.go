@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 // TurnItem is one displayable unit of a turn: what a user interface draws.
@@ -154,6 +155,23 @@ type ContextCompactionItem struct {
 	ID string
 }
 
+// EnteredReviewModeItem opens a review turn: what is reviewed, and the
+// label clients show for it.
+type EnteredReviewModeItem struct {
+	ID     string
+	Target review.Target
+	Hint   string
+}
+
+// ExitedReviewModeItem closes a review turn with the review: Output is
+// the reviewer's answer (nil when the review ended without one) and
+// Review its text as the user reads it.
+type ExitedReviewModeItem struct {
+	ID     string
+	Output *review.Output
+	Review string
+}
+
 func (i UserMessageItem) ItemID() string       { return i.ID }
 func (i AgentMessageItem) ItemID() string      { return i.ID }
 func (i ReasoningItem) ItemID() string         { return i.ID }
@@ -163,6 +181,8 @@ func (i PlanItem) ItemID() string              { return i.ID }
 func (i DynamicToolCallItem) ItemID() string   { return i.ID }
 func (i McpToolCallItem) ItemID() string       { return i.ID }
 func (i ContextCompactionItem) ItemID() string { return i.ID }
+func (i EnteredReviewModeItem) ItemID() string { return i.ID }
+func (i ExitedReviewModeItem) ItemID() string  { return i.ID }
 
 func (UserMessageItem) turnItem()       {}
 func (AgentMessageItem) turnItem()      {}
@@ -173,3 +193,5 @@ func (PlanItem) turnItem()              {}
 func (DynamicToolCallItem) turnItem()   {}
 func (McpToolCallItem) turnItem()       {}
 func (ContextCompactionItem) turnItem() {}
+func (EnteredReviewModeItem) turnItem() {}
+func (ExitedReviewModeItem) turnItem()  {}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 // Submission is one request to the core. Its ID is a UUIDv7; a turn's id is
@@ -137,6 +138,19 @@ type OpOverrideTurnContext struct {
 // OpCompact summarises the history into a compaction item, as a turn.
 type OpCompact struct{}
 
+// OpReview runs a code review as a turn of its own (TurnReview). The
+// reviewer is a sub-agent: it works in a conversation of its own (its own
+// instructions and history, its requests marked as a review sub-agent's),
+// and the thread's conversation keeps only the review. Request is
+// resolved by the caller (review.Resolve runs git, which the session's
+// loop must not wait for). Model, when set, is the reviewer's model
+// (review_model); else the thread's. A turn that is running is
+// interrupted first.
+type OpReview struct {
+	Request review.Request
+	Model   string
+}
+
 // OpShellCommand runs the user's own command, unsandboxed, as a standalone
 // turn, or as an item of the running turn.
 type OpShellCommand struct {
@@ -173,6 +187,7 @@ func (OpDynamicToolResponse) op()  {}
 func (OpMcpElicitationAnswer) op() {}
 func (OpOverrideTurnContext) op()  {}
 func (OpCompact) op()              {}
+func (OpReview) op()               {}
 func (OpShellCommand) op()         {}
 func (OpInjectItems) op()          {}
 func (OpRollback) op()             {}
@@ -215,6 +230,9 @@ const (
 type RejectError struct {
 	Reason  RejectReason
 	Message string
+	// TurnKind is the kind of the running turn that refused input
+	// (RejectNotSteerable).
+	TurnKind TurnKind
 }
 
 func (e *RejectError) Error() string { return e.Message }

@@ -433,7 +433,7 @@ func (s *Session) handle(q queued) bool {
 		s.waitEnding()
 		if t := s.active; t != nil {
 			if !t.steerable() {
-				reject(RejectNotSteerable, "the running %s turn cannot take input", t.kind)
+				q.reply <- Reply{Err: notSteerable(t, "the running %s turn cannot take input")}
 				return false
 			}
 			t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
@@ -460,7 +460,7 @@ func (s *Session) handle(q queued) bool {
 			return false
 		}
 		if !t.steerable() {
-			reject(RejectNotSteerable, "the running %s turn cannot be steered", t.kind)
+			q.reply <- Reply{Err: notSteerable(t, "cannot steer a %s turn")}
 			return false
 		}
 		t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
@@ -501,6 +501,20 @@ func (s *Session) handle(q queued) bool {
 		t := s.startTurn(q.sub.ID, TurnCompact, s.TurnContext())
 		ok(AckStarted, t.id)
 		go s.runCompactTurn(t)
+	case OpReview:
+		s.waitEnding()
+		if t := s.active; t != nil {
+			// A review replaces the running turn, as in the reference:
+			// that turn is interrupted first.
+			t.abort(AbortInterrupted)
+			<-t.done
+			s.active = nil
+		}
+		t := s.startTurn(q.sub.ID, TurnReview, s.TurnContext())
+		t.trace = q.sub.Trace
+		t.sub = newReviewer(op.Model)
+		ok(AckStarted, t.id)
+		go s.runReviewTurn(t, op)
 	case OpShellCommand:
 		s.waitEnding()
 		if t := s.active; t != nil && t.addAux() {
@@ -566,6 +580,12 @@ func (s *Session) handle(q queued) bool {
 		reject(RejectInvalid, "unknown op %T", op)
 	}
 	return false
+}
+
+// notSteerable refuses input to t, a turn that takes none; format names
+// its kind.
+func notSteerable(t *turn, format string) *RejectError {
+	return &RejectError{Reason: RejectNotSteerable, Message: fmt.Sprintf(format, t.kind), TurnKind: t.kind}
 }
 
 // waitEnding waits for a turn that is ending to be done, so that a

@@ -15,6 +15,10 @@ type streamState struct {
 	open        map[string]*openItem
 	previews    map[string]*patchPreview
 	lastMessage string
+	// quiet: the model's messages are not shown (a sub-agent's: a
+	// reviewer's answer is its JSON, which the turn shows as the review
+	// once it is read).
+	quiet bool
 }
 
 type openItem struct {
@@ -24,7 +28,7 @@ type openItem struct {
 }
 
 func newStreamState(s *Session, t *turn) *streamState {
-	return &streamState{s: s, t: t, open: map[string]*openItem{}, previews: map[string]*patchPreview{}}
+	return &streamState{s: s, t: t, open: map[string]*openItem{}, previews: map[string]*patchPreview{}, quiet: t.sub != nil}
 }
 
 func (st *streamState) emit(msg EventMsg) { st.s.emit(st.t.subID, st.t.id, msg) }
@@ -38,6 +42,9 @@ func (st *streamState) start(id, kind string) *openItem {
 	st.open[id] = it
 	switch kind {
 	case model.TypeMessage:
+		if st.quiet {
+			break
+		}
 		st.emit(ItemStarted{Item: AgentMessageItem{ID: id}})
 	case model.TypeReasoning:
 		st.emit(ItemStarted{Item: ReasoningItem{ID: id, Summary: []string{}, Content: []string{}}})
@@ -60,7 +67,9 @@ func (st *streamState) handle(ev model.StreamEvent) {
 		}
 	case model.EventOutputTextDelta:
 		st.start(ev.ItemID, model.TypeMessage)
-		st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+		if !st.quiet {
+			st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+		}
 	case model.EventReasoningSummaryPartAdded:
 		it := st.start(ev.ItemID, model.TypeReasoning)
 		for len(it.summary) <= ev.SummaryIndex {
@@ -92,7 +101,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 	switch item.Type() {
 	case model.TypeMessage:
 		if item.Role() != "assistant" && item.Role() != "" {
-			st.s.record(st.t.id, item)
+			st.s.recordTurn(st.t, item)
 			return nil
 		}
 		st.start(item.ID(), model.TypeMessage)
@@ -102,10 +111,12 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			Phase string `json:"phase"`
 		}
 		_ = item.Decode(&phase)
-		st.emit(ItemCompleted{Item: AgentMessageItem{ID: item.ID(), Text: text, Phase: phase.Phase}})
-		st.emit(AgentMessage{ItemID: item.ID(), Message: text})
+		if !st.quiet {
+			st.emit(ItemCompleted{Item: AgentMessageItem{ID: item.ID(), Text: text, Phase: phase.Phase}})
+			st.emit(AgentMessage{ItemID: item.ID(), Message: text})
+		}
 		st.lastMessage = text
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	case model.TypeReasoning:
 		it := st.start(item.ID(), model.TypeReasoning)
@@ -133,14 +144,14 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			content = []string{}
 		}
 		st.emit(ItemCompleted{Item: ReasoningItem{ID: item.ID(), Summary: summary, Content: content}})
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	case model.TypeFunctionCall, model.TypeCustomToolCall:
 		st.previewDone(item.ID())
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
 	case model.TypeLocalShellCall:
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		if item.CallID() == "" && item.ID() == "" {
 			// Nothing could name the answer: the call stays unanswered.
 			st.t.log.Warn("local_shell_call without call_id or id; not run")
@@ -148,7 +159,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		}
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
 	default:
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	}
 }

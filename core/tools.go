@@ -139,7 +139,7 @@ var shellForms = map[string]bool{
 // family is the tool family the turn's model is offered.
 func (s *Session) family(t *turn) catalog.Tools {
 	if s.cfg.ToolFamily != nil {
-		return s.cfg.ToolFamily(t.tc.Model)
+		return s.cfg.ToolFamily(t.model())
 	}
 	return catalog.Default
 }
@@ -190,7 +190,11 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	case catalog.ApplyPatchFunction:
 		specs = append(specs, patch.ToolSpecFunction())
 	}
-	specs = append(specs, updatePlanSpec, requestUserInputSpec)
+	if t.kind != TurnReview {
+		// A reviewer reports its findings; it keeps no plan.
+		specs = append(specs, updatePlanSpec)
+	}
+	specs = append(specs, requestUserInputSpec)
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}

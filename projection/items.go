@@ -67,6 +67,10 @@ func Item(it core.TurnItem, startedMs, completedMs int64) protocol.ThreadItem {
 		out.McpToolCall = McpToolCall(it)
 	case core.ContextCompactionItem:
 		out.ContextCompaction = &protocol.ContextCompactionItem{ID: it.ID}
+	case core.EnteredReviewModeItem:
+		out.EnteredReviewMode = &protocol.ReviewModeItem{ID: it.ID, Review: it.Hint}
+	case core.ExitedReviewModeItem:
+		out.ExitedReviewMode = &protocol.ReviewModeItem{ID: it.ID, Review: it.Review}
 	}
 	if startedMs != 0 {
 		out.StartedAtMs = &startedMs

@@ -424,3 +424,27 @@ func TestApprovalAfterItemStarted(t *testing.T) {
 	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started", `status{"type":"active","activeFlags":["waitingOnApproval"]}`, "request:item/commandExecution/requestApproval")
 	validate(t, out)
 }
+
+// A review turn's turn/started follows its enteredReviewMode item; a
+// review that ends before that item still starts before it completes.
+func TestReviewTurnStartFollowsEnteredItem(t *testing.T) {
+	entered := core.EnteredReviewModeItem{ID: "rv", Hint: "current changes"}
+	p := NewThread(tid, protocol.StatusIdle())
+	out := apply(p, core.TurnStarted{Kind: core.TurnReview, StartedAt: t0},
+		core.ItemStarted{Item: entered}, core.ItemCompleted{Item: entered},
+		core.ItemCompleted{Item: core.ExitedReviewModeItem{ID: "x", Review: "Fine."}},
+		core.TurnComplete{})
+	validate(t, out)
+	want := []string{"item/started", "item/completed", `status{"type":"active","activeFlags":[]}`, "turn/started",
+		"item/completed", `status{"type":"idle"}`, "turn/completed"}
+	if got := names(out); !slices.Equal(got, want) {
+		t.Fatalf("review turn: %v, want %v", got, want)
+	}
+
+	p = NewThread(tid, protocol.StatusIdle())
+	out = apply(p, core.TurnStarted{Kind: core.TurnReview, StartedAt: t0}, core.TurnAborted{Reason: core.AbortInterrupted})
+	want = []string{`status{"type":"active","activeFlags":[]}`, "turn/started", `status{"type":"idle"}`, "turn/completed"}
+	if got := names(out); !slices.Equal(got, want) {
+		t.Fatalf("review aborted at once: %v, want %v", got, want)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -57,7 +58,21 @@ func allItems() []core.TurnItem {
 		core.McpToolCallItem{ID: "call_6", Server: "srv", Tool: "slow", Arguments: json.RawMessage(`{}`),
 			Status: core.StatusFailed, Error: "tool call error: timed out", DurationMs: ptr(int64(2000))},
 		core.ContextCompactionItem{ID: "cc1"},
+		core.EnteredReviewModeItem{ID: "rv1", Target: review.Target{Kind: review.Commit, SHA: "abc1234def", Title: "tidy"}, Hint: "commit abc1234: tidy"},
+		core.EnteredReviewModeItem{ID: "rv2", Target: review.Target{Kind: review.BaseBranch, Branch: "main"}, Hint: "changes against 'main'"},
+		core.EnteredReviewModeItem{ID: "rv3", Target: review.Target{Kind: review.Custom, Instructions: "look"}, Hint: "look"},
+		core.EnteredReviewModeItem{ID: "rv4", Target: review.Target{Kind: review.UncommittedChanges}, Hint: "current changes"},
+		exitedWith(review.Output{OverallExplanation: "One bug.", OverallCorrectness: "patch is incorrect", OverallConfidenceScore: 0.5,
+			Findings: []review.Finding{{Title: "[P1] Fix", Body: "b", ConfidenceScore: 0.9, Priority: ptr(1),
+				CodeLocation: review.Location{AbsoluteFilePath: "/w/a.go", LineRange: review.LineRange{Start: 2, End: 3}}}}}),
+		exitedWith(review.Output{OverallExplanation: "plain text"}),
+		core.ExitedReviewModeItem{ID: "rv7", Review: "The review was interrupted."},
 	}
+}
+
+// exitedWith is an exitedReviewMode item with out and its text.
+func exitedWith(out review.Output) core.ExitedReviewModeItem {
+	return core.ExitedReviewModeItem{ID: "rv-" + out.OverallExplanation, Output: &out, Review: out.Render()}
 }
 
 // writeEvents writes a format 2 rollout of evs (after a session_meta)
@@ -186,7 +201,7 @@ var referenceEventTypes = map[string]bool{
 	"user_message": true, "agent_message": true, "agent_reasoning": true, "agent_reasoning_raw_content": true,
 	"exec_command_begin": true, "exec_command_end": true, "patch_apply_begin": true, "patch_apply_end": true,
 	"dynamic_tool_call_request": true, "dynamic_tool_call_response": true, "item_started": true, "item_completed": true,
-	"context_compacted": true, "thread_rolled_back": true,
+	"context_compacted": true, "thread_rolled_back": true, "entered_review_mode": true, "exited_review_mode": true,
 }
 
 // snakeKey is a reference field name, or an agentd one.

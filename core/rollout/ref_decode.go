@@ -175,6 +175,18 @@ func decodeEvent(b []byte) (evRec, error) {
 			return evRec{}, err
 		}
 		return evRec{kind: evkNewItem, item: core.ContextCompactionItem{ID: w.AgentdItemID}, completed: true}, nil
+	case evEnteredReview:
+		it, err := decodeEntered(b)
+		if err != nil {
+			return evRec{}, err
+		}
+		return evRec{kind: evkNewItem, item: it, completed: true}, nil
+	case evExitedReview:
+		it, err := decodeExited(b)
+		if err != nil {
+			return evRec{}, err
+		}
+		return evRec{kind: evkNewItem, item: it, completed: true}, nil
 	case evThreadRolledBack:
 		var w refRolledBack
 		if err := json.Unmarshal(b, &w); err != nil {
@@ -308,6 +320,18 @@ func decodeTypedItem(b []byte, completed bool) (evRec, error) {
 		r.item = core.ContextCompactionItem{ID: ti.ID}
 	case "McpToolCall":
 		r.item = mcpItemFromRef(ti, completed)
+	case "EnteredReviewMode":
+		it, err := decodeEntered(w.Item)
+		if err != nil {
+			return evRec{}, err
+		}
+		r.item = it
+	case "ExitedReviewMode":
+		it, err := decodeExited(w.Item)
+		if err != nil {
+			return evRec{}, err
+		}
+		r.item = it
 	default:
 		return evRec{}, fmt.Errorf("%w: turn item %q", ErrUnknownType, ti.Type)
 	}

@@ -150,7 +150,8 @@ func (e *eventEncoder) itemStarted(it core.TurnItem) error {
 			Arguments: v.Arguments, AgentdNamespace: v.Namespace})
 	case core.McpToolCallItem:
 		return e.typedItem(evItemStartedRef, mcpItemToRef(v))
-	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem:
+	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem,
+		core.EnteredReviewModeItem, core.ExitedReviewModeItem:
 		return nil
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
@@ -213,6 +214,10 @@ func (e *eventEncoder) itemCompleted(it core.TurnItem) error {
 		return e.typedItem(evItemCompletedRef, mcpItemToRef(v))
 	case core.ContextCompactionItem:
 		return e.add(refContextCompacted{Type: evContextCompactedRef, AgentdItemID: v.ID})
+	case core.EnteredReviewModeItem:
+		return e.add(enteredToRef(v))
+	case core.ExitedReviewModeItem:
+		return e.add(exitedToRef(v))
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
 	}

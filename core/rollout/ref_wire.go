@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 // Payloads of event_msg records in the reference's schema (format 2). The
@@ -35,6 +36,8 @@ const (
 	evItemCompletedRef    = "item_completed"
 	evContextCompactedRef = "context_compacted"
 	evThreadRolledBack    = "thread_rolled_back"
+	evEnteredReview       = "entered_review_mode"
+	evExitedReview        = "exited_review_mode"
 )
 
 type refTaskStarted struct {
@@ -314,6 +317,38 @@ type refTypedItem struct {
 	ReadOnlyHint *bool           `json:"readOnlyHint"`
 	Result       *refMcpResult   `json:"result"`
 	Error        *refMcpError    `json:"error"`
+}
+
+// refEnteredReview is entered_review_mode: the review request (its
+// target and label); in the reference's paginated threads, the typed
+// EnteredReviewMode item has the same fields and an id.
+type refEnteredReview struct {
+	Type           string          `json:"type"`
+	ID             string          `json:"id,omitempty"`
+	Target         refReviewTarget `json:"target"`
+	UserFacingHint *string         `json:"user_facing_hint"`
+	AgentdItemID   string          `json:"agentd_item_id,omitempty"`
+}
+
+// refReviewTarget is a review target, tagged by "type" with the
+// protocol's names.
+type refReviewTarget struct {
+	Type         string  `json:"type"`
+	Branch       string  `json:"branch,omitempty"`
+	SHA          string  `json:"sha,omitempty"`
+	Title        *string `json:"title,omitempty"`
+	Instructions string  `json:"instructions,omitempty"`
+}
+
+// refExitedReview is exited_review_mode: the reviewer's answer (null when
+// the review ended without one); likewise the typed ExitedReviewMode item.
+type refExitedReview struct {
+	Type         string         `json:"type"`
+	ID           string         `json:"id,omitempty"`
+	ReviewOutput *review.Output `json:"review_output"`
+	AgentdItemID string         `json:"agentd_item_id,omitempty"`
+	// AgentdReview is the text shown when there is no answer.
+	AgentdReview string `json:"agentd_review,omitempty"`
 }
 
 type refContextCompacted struct {

@@ -88,6 +88,9 @@ type Config struct {
 	// ReasoningSummary is model_reasoning_summary; empty means the model's
 	// default.
 	ReasoningSummary string
+	// ReviewModel (review_model) is the model of code reviews; empty
+	// means the thread's.
+	ReviewModel string
 
 	// DeveloperInstructions (developer_instructions) are given to the
 	// model after its base instructions, unless a thread sets its own.

@@ -12,6 +12,7 @@ type fileConfig struct {
 	SandboxWorkspaceWrite *workspaceWriteTable     `toml:"sandbox_workspace_write"`
 	ModelReasoningEffort  *string                  `toml:"model_reasoning_effort"`
 	ModelReasoningSummary *string                  `toml:"model_reasoning_summary"`
+	ReviewModel           *string                  `toml:"review_model"`
 	// Instructions: see Config.
 	DeveloperInstructions       *string  `toml:"developer_instructions"`
 	ModelInstructionsFile       *string  `toml:"model_instructions_file"`

@@ -288,6 +288,10 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		}
 	}
 
+	if fc.ReviewModel != nil {
+		cfg.ReviewModel = strings.TrimSpace(*fc.ReviewModel)
+	}
+
 	cfg.Features = fc.Features
 	cfg.Catalog = catalog.Builtin()
 	if fc.ModelCatalogJSON != nil && *fc.ModelCatalogJSON != "" {

@@ -157,7 +157,7 @@ func (sv *service) register() {
 		"thread/archive", "thread/unarchive", "thread/delete", "thread/name/set", "thread/compact/start",
 		"thread/shellCommand", "thread/inject_items", "thread/revert", "thread/settings/update",
 		"thread/goal/get", "thread/backgroundTerminals/list", "thread/readState/update",
-		"turn/start", "turn/steer", "turn/interrupt")
+		"turn/start", "turn/steer", "turn/interrupt", "review/start")
 
 	s.Gauge("threads loaded", func() int { return len(sv.threads.ids()) })
 	s.Gauge("server requests pending", sv.pendingRequests)
@@ -166,6 +166,7 @@ func (sv *service) register() {
 	rpc.Handle(s, "turn/start", sv.turnStart)
 	rpc.Handle(s, "turn/steer", sv.turnSteer)
 	rpc.Handle(s, "turn/interrupt", sv.turnInterrupt)
+	rpc.Handle(s, "review/start", sv.reviewStart)
 
 	// What clients such as the Codex TUI call at startup. Features agentd
 	// does not have get an honest empty answer, never an invented one.

@@ -59,7 +59,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	ack, err := t.sess.CallTraced(ctx, op, trace)
 	if err != nil {
 		undo()
-		return nil, rejectErr(err)
+		return nil, inputRefused(err)
 	}
 	t.replay(c)
 	// The line that ties the request to the turn's own lines.
@@ -79,12 +79,7 @@ func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	r.ResponseFirst() // before the events of the steer
 	ack, err := t.sess.Call(ctx, op)
 	if err != nil {
-		var rej *core.RejectError
-		if errors.As(err, &rej) && rej.Reason == core.RejectNotSteerable {
-			return nil, protocol.InvalidRequest("%s", rej.Message).WithData(map[string]any{
-				"codexErrorInfo": map[string]any{"activeTurnNotSteerable": map[string]any{"turnKind": "compact"}}})
-		}
-		return nil, rejectErr(err)
+		return nil, steerRefused(err)
 	}
 	return &protocol.TurnSteerResponse{TurnID: ack.TurnID}, nil
 }
