@@ -248,3 +248,22 @@ func TestScopeOperateForkAndResumeAreClamped(t *testing.T) {
 		t.Fatalf("operate resume by id: %s", got)
 	}
 }
+
+// An operate client's turn on a loaded thread that an admin runs with
+// danger-full-access and approvals "never" runs with the configured
+// settings: the thread is narrowed, as the admin's next resume shows.
+func TestScopeOperateTurnOnAWiderThreadIsClamped(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "hello"), mockmodel.Completed("resp_1", usage())))
+	d := startScoped(t, mockConfig(m, ""), Options{})
+	admin := dialAs(t, d, adminToken, "admin")
+	id := startThread(t, admin, map[string]any{"cwd": t.TempDir(), "sandbox": "danger-full-access", "approvalPolicy": "never"})
+	op := dialAs(t, d, operateToken, "operator")
+	if msgs := runTurn(t, op, id, "hi"); str(unmarshal(t, msgs[len(msgs)-1].Params), "turn", "status") != "completed" {
+		t.Fatalf("operate turn: %v", methods(msgs))
+	}
+	res := unmarshal(t, WantResult(t, admin.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})))
+	if got := str(res, "sandbox", "type") + " " + str(res, "approvalPolicy"); got != "readOnly on-request" {
+		t.Fatalf("after the operate turn, the thread runs with %s", got)
+	}
+}
