@@ -133,7 +133,3 @@ func resolveExisting(path string) string {
 		cur = parent
 	}
 }
-
-// Within reports whether path (absolute) is one of roots or lies beneath
-// one, after resolving links as IsWritable does (a .git inside counts).
-func Within(path string, roots []string) bool { return underAny(path, roots) }

@@ -8,6 +8,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -193,7 +194,10 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 func (sv *service) clamp(s threadSettings, sc scope.Scope) threadSettings {
 	cfg := sv.config()
 	_, limit := cfg.ThreadPolicies(s.cwd)
-	s.sandbox, s.approval, _ = scope.Clamp(sc, s.sandbox, limit, s.cwd, s.approval, cfg.ApprovalPolicy)
+	sp, ap, changed := scope.Clamp(sc, projection.SandboxPolicy(s.sandbox), projection.SandboxPolicy(limit), s.cwd, string(s.approval), string(cfg.ApprovalPolicy))
+	if changed {
+		s.sandbox, s.approval = projection.CoreSandboxPolicy(sp), policy.ApprovalPolicy(ap)
+	}
 	return s
 }
 
@@ -209,11 +213,11 @@ func (sv *service) bound(s threadSettings, o overrides) (threadSettings, error) 
 	cfg := sv.config()
 	if o.sandbox != nil {
 		_, limit := cfg.ThreadPolicies(s.cwd)
-		if perr := scope.Sandbox(o.scope, o.method, s.sandbox, limit, s.cwd); perr != nil {
+		if perr := scope.Sandbox(o.scope, o.method, projection.SandboxPolicy(s.sandbox), projection.SandboxPolicy(limit), s.cwd); perr != nil {
 			return s, perr
 		}
 	}
-	if perr := scope.HomeCwd(o.scope, o.method, s.cwd, cfg.Home, s.sandbox); perr != nil {
+	if perr := scope.HomeCwd(o.scope, o.method, s.cwd, cfg.Home, projection.SandboxPolicy(s.sandbox)); perr != nil {
 		if o.cwd != nil || o.sandbox != nil {
 			return s, perr
 		}

@@ -142,21 +142,23 @@ func (sv *service) boundTurn(r *rpc.Request, t *thread, o *core.TurnOverrides) e
 	if o.ApprovalPolicy != nil {
 		ap = *o.ApprovalPolicy
 	}
-	_, limit := cfg.ThreadPolicies(cwd)
+	_, coreLimit := cfg.ThreadPolicies(cwd)
+	limit := projection.SandboxPolicy(coreLimit)
 	if o.Sandbox != nil {
-		if perr := scope.Sandbox(sc, method, *o.Sandbox, limit, cwd); perr != nil {
+		if perr := scope.Sandbox(sc, method, projection.SandboxPolicy(*o.Sandbox), limit, cwd); perr != nil {
 			return perr
 		}
 		sp = *o.Sandbox
 	}
-	nsp, nap, changed := scope.Clamp(sc, sp, limit, cwd, ap, cfg.ApprovalPolicy)
-	if perr := scope.HomeCwd(sc, method, cwd, cfg.Home, nsp); perr != nil {
+	wsp, wap, changed := scope.Clamp(sc, projection.SandboxPolicy(sp), limit, cwd, string(ap), string(cfg.ApprovalPolicy))
+	if perr := scope.HomeCwd(sc, method, cwd, cfg.Home, wsp); perr != nil {
 		if o.Cwd != nil || o.Sandbox != nil {
 			return perr
 		}
-		nsp, changed = policy.ReadOnly(), true
+		wsp, changed = projection.SandboxPolicy(policy.ReadOnly()), true
 	}
 	if changed {
+		nsp, nap := projection.CoreSandboxPolicy(wsp), policy.ApprovalPolicy(wap)
 		o.Sandbox, o.ApprovalPolicy = &nsp, &nap
 	}
 	return nil

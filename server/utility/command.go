@@ -162,10 +162,11 @@ func (u *utility) boundExec(sc scope.Scope, method string, p *protocol.CommandEx
 		return nil
 	}
 	cfg := u.config()
-	sp := cfg.Sandbox
+	limit := projection.SandboxPolicy(cfg.Sandbox)
+	sp := limit
 	if p.SandboxPolicy != nil {
-		sp = projection.CoreSandboxPolicy(*p.SandboxPolicy)
-		if perr := scope.Sandbox(sc, method, sp, cfg.Sandbox, cwd); perr != nil {
+		sp = *p.SandboxPolicy
+		if perr := scope.Sandbox(sc, method, sp, limit, cwd); perr != nil {
 			return perr
 		}
 	}
