@@ -110,6 +110,9 @@ func (sv *service) threadSettingsUpdate(ctx context.Context, r *rpc.Request, p *
 	if err != nil {
 		return nil, err
 	}
+	if err := sv.boundTurn(r, t, &ov); err != nil {
+		return nil, err
+	}
 	if _, err := t.sess.Call(ctx, core.OpOverrideTurnContext{Overrides: ov}); err != nil {
 		return nil, rejectErr(err)
 	}
