@@ -222,7 +222,7 @@ func (c *Conn) untrackOpen(r *Request) {
 
 // errGivenUp answers a request whose handler was still running when its
 // connection was given up (the shutdown deadline).
-var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
+var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "%s", ErrShuttingDown)
 
 // giveUpOpen answers, for their handlers, the requests still being handled
 // at the shutdown deadline: every request is answered, and a response
