@@ -38,9 +38,11 @@ type Capabilities struct {
 // session is what initialize established; it never changes afterwards, so
 // it is read without locks.
 type session struct {
-	info   ClientInfo
-	caps   Capabilities
-	optOut map[string]struct{}
+	info ClientInfo
+	// infoCut is set when info was cut to MaxClientInfoBytes.
+	infoCut bool
+	caps    Capabilities
+	optOut  map[string]struct{}
 }
 
 // Conn is one client connection. Everything about it is independent of
