@@ -227,7 +227,7 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	// A reloadable configuration tells its listeners (the MCP servers)
 	// itself; a fixed one (embedding, tests) has configWritten.
 	if u.live.Reloadable() {
-		_ = u.live.Reload(u.log, "config write")
+		_ = u.live.Reload(r.Logger(), "config write")
 	} else if u.configWritten != nil {
 		go u.configWritten()
 	}
