@@ -18,9 +18,9 @@ const CancelMethod = "$/cancelRequest"
 // Cancellable lets $/cancelRequest stop the running handlers of methods:
 // their contexts are cancelled (with ErrRequestCancelled). So does a
 // shutdown, as soon as the server starts draining (with ErrShuttingDown),
-// rather than at the deadline. A method is registered so when its handler
-// stops cleanly midway and answers what it did. Any request may be cancelled while it waits its turn (it then never
-// runs); a running request of another method ignores the cancellation and
+// rather than at the deadline. A method is registered so when its
+// handler stops cleanly midway and answers what it did. Any request may
+// be cancelled while it waits its turn (it then never runs); a running request of another method ignores the cancellation and
 // answers as usual, since stopping it halfway could leave the client
 // unsure of its effect (a turn started, but the request failed).
 func Cancellable(s *Server, methods ...string) {
