@@ -140,9 +140,13 @@ func Load(opts Options) (*Config, error) {
 }
 
 func unknownKeysWarning(source string, keys []string) Warning {
-	quoted := make([]string, len(keys))
-	for i, k := range keys {
-		quoted[i] = "`" + k + "`"
+	shown := keys[:min(len(keys), maxWarnedKeys)]
+	quoted := make([]string, len(shown), len(shown)+1)
+	for i, k := range shown {
+		quoted[i] = "`" + KeyText(k) + "`"
+	}
+	if more := len(keys) - len(shown); more > 0 {
+		quoted = append(quoted, fmt.Sprintf("and %d more", more))
 	}
 	noun := "key"
 	if len(keys) > 1 {
@@ -160,7 +164,7 @@ func describeTOMLError(source string, err error) error {
 	if errors.As(err, &de) {
 		row, col := de.Position()
 		if key := de.Key(); len(key) > 0 {
-			return fmt.Errorf("%s: config key `%s`: %s", source, strings.Join(key, "."), de.Error())
+			return fmt.Errorf("%s: config key `%s`: %s", source, KeyText(strings.Join(key, ".")), de.Error())
 		}
 		return fmt.Errorf("%s:%d:%d: %s", source, row, col, de.Error())
 	}

@@ -38,9 +38,11 @@ type Capabilities struct {
 // session is what initialize established; it never changes afterwards, so
 // it is read without locks.
 type session struct {
-	info   ClientInfo
-	caps   Capabilities
-	optOut map[string]struct{}
+	info ClientInfo
+	// infoCut is set when info was cut to MaxClientInfoBytes.
+	infoCut bool
+	caps    Capabilities
+	optOut  map[string]struct{}
 }
 
 // Conn is one client connection. Everything about it is independent of
@@ -222,7 +224,7 @@ func (c *Conn) untrackOpen(r *Request) {
 
 // errGivenUp answers a request whose handler was still running when its
 // connection was given up (the shutdown deadline).
-var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
+var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "%s", ErrShuttingDown)
 
 // giveUpOpen answers, for their handlers, the requests still being handled
 // at the shutdown deadline: every request is answered, and a response

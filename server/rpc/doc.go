@@ -16,7 +16,8 @@
 // a handler may wait (for the core, for a client's answer), and its
 // context ends when the connection does, or, for a Cancellable method,
 // when the client cancels the request ($/cancelRequest; context.Cause is
-// then ErrRequestCancelled).
+// then ErrRequestCancelled) or the server starts to shut down
+// (ErrShuttingDown).
 // The context carries the request, for Logger.
 //
 // What may block. Queueing a message (Notify, Send, Request, a handler's

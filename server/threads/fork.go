@@ -47,6 +47,9 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		if errors.Is(err, rollout.ErrTurnNotFound) {
 			return nil, protocol.InvalidRequest("turn not found: %s", protocol.Cut(opts.LastTurnID))
 		}
+		if errors.Is(err, rollout.ErrMetaTooLarge) {
+			return nil, metaErr(r.Method(), err)
+		}
 		if opts.SourcePath != "" {
 			return nil, pathErr(err)
 		}

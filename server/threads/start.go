@@ -65,7 +65,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 			BaseInstructions: st.baseInstructions, DeveloperInstructions: st.developerInstructions,
 		})
 		if err != nil {
-			return nil, err
+			return nil, metaErr(r.Method(), err)
 		}
 		meta.path = rec.Path()
 	}

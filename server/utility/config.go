@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/agentd-dev/agentd/server/atomicfile"
 
@@ -198,7 +199,10 @@ func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, ed
 		return nil, scope.Deny(sc, r.Method(), fmt.Sprintf("to write %q: only the user's config.toml", protocol.Cut(*filePath)))
 	}
 	if filePath != nil && filepath.Clean(*filePath) != path {
-		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, *filePath)
+		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, protocol.Cut(*filePath))
+	}
+	if err := checkKeyPaths(edits); err != nil {
+		return nil, err
 	}
 	u.configMu.Lock()
 	defer u.configMu.Unlock()
@@ -235,11 +239,32 @@ func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, ed
 	// A reloadable configuration tells its listeners (the MCP servers)
 	// itself; a fixed one (embedding, tests) has configWritten.
 	if u.live.Reloadable() {
-		_ = u.live.Reload(u.log, "config write")
+		_ = u.live.Reload(r.Logger(), "config write")
 	} else if u.configWritten != nil {
 		go u.configWritten()
 	}
 	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
+}
+
+// maxKeyPathBytes bounds an edit's keyPath. A key the loader does not
+// know is kept and warned about (configWarning to every new connection,
+// a log line at each reload), so a long one would be repeated forever;
+// no key agentd or the reference reads comes near the bound.
+const maxKeyPathBytes = 1024
+
+// checkKeyPaths refuses an edit whose keyPath is past maxKeyPathBytes or
+// holds a control character (no configuration key has one, and it would
+// reach warnings and logs).
+func checkKeyPaths(edits []configedit.Edit) error {
+	for _, e := range edits {
+		if len(e.KeyPath) > maxKeyPathBytes {
+			return configWriteError(configValidationError, "Invalid configuration edit: keyPath is %d bytes, more than the limit of %d: %s", len(e.KeyPath), maxKeyPathBytes, protocol.Cut(e.KeyPath))
+		}
+		if strings.IndexFunc(e.KeyPath, unicode.IsControl) >= 0 {
+			return configWriteError(configValidationError, "Invalid configuration edit: keyPath has a control character: %s", config.KeyText(e.KeyPath))
+		}
+	}
+	return nil
 }
 
 // configWriteError is a -32600 carrying the reference's write error code.
