@@ -201,9 +201,6 @@ func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, ed
 	if filePath != nil && filepath.Clean(*filePath) != path {
 		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, protocol.Cut(*filePath))
 	}
-	if err := checkKeyPaths(edits); err != nil {
-		return nil, err
-	}
 	u.configMu.Lock()
 	defer u.configMu.Unlock()
 	src, doc, err := u.readUserLayer()
@@ -215,6 +212,9 @@ func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, ed
 	}
 	edits, err := editsFor(doc)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkKeyPaths(edits); err != nil {
 		return nil, err
 	}
 	res, err := configedit.Apply(src, edits)
