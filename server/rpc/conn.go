@@ -98,7 +98,7 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		srv:        s,
 		stream:     st,
 		info:       info,
-		out:        newOutbox(s.lim.OutboundQueueSize, info.WaitWhenFull),
+		out:        newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull),
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
