@@ -68,8 +68,9 @@ func (m *outMsg) params() []byte {
 // Overflow policy, in order: (1) while the client is behind, a coalescible
 // delta that continues the last queued notification (same method and keys)
 // is merged into it instead of queued, so order relative to everything
-// else is kept; (2) while there is room (fewer than limit messages that
-// count, and fewer than maxBytes bytes), a message is queued; (3) when the
+// else is kept; (2) while there is room (fewer than limit messages, or,
+// while the engine's own backlog lasts, fewer than maxBytes bytes), a
+// message is queued; (3) when the
 // queue is full, a connection that may wait (stdio, in-process) makes the
 // pusher wait for room, and any other gets errOutboxFull and is
 // disconnected. Nothing is ever dropped silently.
@@ -102,9 +103,10 @@ func (m *outMsg) params() []byte {
 // writer has written the last held message, the message limit applies
 // again. What bounds a held backlog (a client that stopped reading while
 // it lasted, or a slot whose handler takes long) is the memory limit:
-// nothing is queued while the queue holds maxBytes or more, whether held
-// or not (on a waiting outbox, the pusher waits for room; otherwise
-// errOutboxFull).
+// while the engine's backlog lasts, nothing is queued while the queue
+// holds maxBytes or more (on a waiting outbox, the pusher waits for room;
+// otherwise errOutboxFull). Outside it, the message limit alone applies,
+// as it always did (merged deltas may make messages up to 1 MiB).
 type outbox struct {
 	limit      int
 	coalesceAt int
@@ -186,7 +188,7 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return nil
 		}
-		if o.bytes < o.maxBytes && (n < o.limit || engine) {
+		if (!engine && n < o.limit) || (engine && o.bytes < o.maxBytes) {
 			o.appendLocked(msgs, engine)
 			o.mu.Unlock()
 			o.wake()
