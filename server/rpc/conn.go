@@ -18,6 +18,14 @@ import (
 // client answered.
 var ErrConnClosed = errors.New("connection closed")
 
+// errSlowClient is why a client that does not read is given up; the
+// client is told (slowCloseReason) where the transport can carry it.
+var errSlowClient = errors.New("client is not reading fast enough: outbound queue full")
+
+// slowCloseReason is the WebSocket close reason (status 1008) sent to a
+// client given up for not reading.
+const slowCloseReason = "outbound queue full: client not reading fast enough"
+
 // ClientInfo is what the client said about itself in initialize.
 type ClientInfo struct {
 	Name    string
@@ -100,7 +108,7 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		srv:        s,
 		stream:     st,
 		info:       info,
-		out:        newOutbox(s.lim.OutboundQueueSize, info.WaitWhenFull),
+		out:        newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull),
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
@@ -286,7 +294,7 @@ func (c *Conn) outcome(err error) bool {
 	}
 	if errors.Is(err, errOutboxFull) {
 		c.srv.counts.slowDisconnects.Add(1)
-		c.closeWith(errors.New("client is not reading fast enough: outbound queue full"))
+		c.closeWith(errSlowClient)
 	}
 	return false
 }
@@ -458,6 +466,9 @@ func (c *Conn) closeWith(reason error) {
 		}
 		close(c.done)
 		go func() {
+			if errors.Is(reason, errSlowClient) {
+				_ = transport.CloseFor(c.stream, slowCloseReason)
+			}
 			_ = c.stream.Close()
 			close(c.streamDone)
 		}()

@@ -36,8 +36,9 @@
 // until it is filled, which the engine does exactly once per request,
 // whether the handler returns, fails or panics, or for it when the
 // connection is given up at the shutdown deadline. What is queued behind
-// a reserved place does not count against the queue's bound, since the
-// writer cannot take it. A handler must not wait for its own connection,
+// a reserved place, and until the writer has written it, does not count
+// against the queue's message bound, since the client could not have read
+// it sooner; the queue's memory limit bounds it (see outbox). A handler must not wait for its own connection,
 // or for its client's answer to a server request, after ResponseFirst.
 //
 // Every request gets exactly one answer, also at the shutdown deadline
