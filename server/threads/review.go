@@ -32,23 +32,10 @@ func (sv *service) reviewStart(ctx context.Context, r *rpc.Request, p *protocol.
 		return nil, protocol.InvalidRequest("%s", err.Error())
 	}
 	op := core.OpReview{Request: req, Model: t.cfg.ReviewModel}
-	var trace *core.TraceContext
-	if tp, ts := r.Trace(); tp != "" {
-		trace = &core.TraceContext{Traceparent: tp, Tracestate: ts}
-	}
-	// As for turn/start: the result goes out first, and c is subscribed
-	// before the turn can start.
-	r.ResponseFirst()
-	t.mu.Lock()
-	t.turnClient = c.ClientInfo().Name
-	t.mu.Unlock()
-	undo := t.subscribeTentatively(c)
-	ack, err := t.sess.CallTraced(ctx, op, trace)
+	ack, err := t.submitTurn(ctx, r, op, rejectErr)
 	if err != nil {
-		undo()
-		return nil, rejectErr(err)
+		return nil, err
 	}
-	t.replay(c)
 	r.Logger().Debug("review started", zap.String("thread", t.id), zap.String("turn", ack.TurnID), zap.String("target", string(target.Kind)))
 	return &protocol.ReviewStartResponse{Turn: reviewTurn(ack.TurnID, req.Hint), ReviewThreadID: t.id}, nil
 }

@@ -48,23 +48,10 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if p.ClientUserMessageID != nil {
 		op.ClientMessageID = *p.ClientUserMessageID
 	}
-	var trace *core.TraceContext
-	if tp, ts := r.Trace(); tp != "" {
-		trace = &core.TraceContext{Traceparent: tp, Tracestate: ts}
-	}
-	// The result goes out before turn/started, and c is subscribed before
-	// the turn can start, so it misses none of it.
-	r.ResponseFirst()
-	t.mu.Lock()
-	t.turnClient = c.ClientInfo().Name
-	t.mu.Unlock()
-	undo := t.subscribeTentatively(c)
-	ack, err := t.sess.CallTraced(ctx, op, trace)
+	ack, err := t.submitTurn(ctx, r, op, inputRefused)
 	if err != nil {
-		undo()
-		return nil, inputRefused(err)
+		return nil, err
 	}
-	t.replay(c)
 	// The line that ties the request to the turn's own lines.
 	r.Logger().Debug("turn started", zap.String("thread", t.id), zap.String("turn", ack.TurnID))
 	return &protocol.TurnStartResponse{Turn: inProgressTurn(ack.TurnID)}, nil
@@ -202,4 +189,28 @@ func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOv
 		o.OutputSchema = b
 	}
 	return o, nil
+}
+
+// submitTurn submits op, which starts a turn for r's client (turn/start,
+// review/start). The result goes out before turn/started, and the client
+// is subscribed before the turn can start, so it misses none of it; a
+// refusal is mapped by refused.
+func (t *thread) submitTurn(ctx context.Context, r *rpc.Request, op core.Op, refused func(error) error) (core.Ack, error) {
+	c := r.Conn()
+	var trace *core.TraceContext
+	if tp, ts := r.Trace(); tp != "" {
+		trace = &core.TraceContext{Traceparent: tp, Tracestate: ts}
+	}
+	r.ResponseFirst()
+	t.mu.Lock()
+	t.turnClient = c.ClientInfo().Name
+	t.mu.Unlock()
+	undo := t.subscribeTentatively(c)
+	ack, err := t.sess.CallTraced(ctx, op, trace)
+	if err != nil {
+		undo()
+		return ack, refused(err)
+	}
+	t.replay(c)
+	return ack, nil
 }
