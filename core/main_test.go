@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/agentd-dev/agentd/core/coretest"
 	"github.com/agentd-dev/agentd/core/policy"
 )
 
@@ -15,12 +16,5 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == policy.SandboxHelperArg {
 		os.Exit(policy.SandboxMain(os.Args[2:]))
 	}
-	home, err := os.MkdirTemp("", "agentd-test-home")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("HOME", home)
-	code := m.Run()
-	os.RemoveAll(home)
-	os.Exit(code)
+	os.Exit(coretest.RunWithTempHome(m))
 }

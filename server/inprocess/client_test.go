@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/agentd-dev/agentd/core/coretest"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/schema/refschema"
 	"github.com/agentd-dev/agentd/server/config"
@@ -25,14 +26,7 @@ const waitTimeout = 10 * time.Second
 // shell does not read the machine's dotfiles.
 func TestMain(m *testing.M) {
 	RunSandboxHelper()
-	home, err := os.MkdirTemp("", "agentd-test-home")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("HOME", home)
-	code := m.Run()
-	os.RemoveAll(home)
-	os.Exit(code)
+	os.Exit(coretest.RunWithTempHome(m))
 }
 
 func start(t *testing.T) (*Client, context.Context) {
