@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -343,16 +345,32 @@ var reservedToolNames = map[string]bool{
 	"update_plan": true, "request_user_input": true,
 }
 
+// cutName cuts a name a client sent that is not a valid tool name, for an
+// error: a valid one is at most 64 bytes, and the error need not repeat
+// more. (The server's echoes go through protocol.Cut, which core cannot
+// import; the marker is the same.)
+func cutName(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	k := n
+	for k > 0 && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return s[:k] + "…[cut, " + strconv.Itoa(len(s)) + " bytes in all]"
+}
+
 // ValidateDynamicTools checks client-declared tools: valid names, object
 // schemas, no duplicates, no clash with a built-in tool.
 func ValidateDynamicTools(specs []DynamicToolSpec) error {
 	seen := map[string]bool{}
 	for i, d := range specs {
 		if !toolNameRE.MatchString(d.Name) {
-			return fmt.Errorf("dynamicTools[%d]: invalid tool name %q: use 1-64 letters, digits, '_' or '-'", i, d.Name)
+			return fmt.Errorf("dynamicTools[%d]: invalid tool name %q: use 1-64 letters, digits, '_' or '-'", i, cutName(d.Name))
 		}
 		if d.Namespace != "" && !toolNameRE.MatchString(d.Namespace) {
-			return fmt.Errorf("dynamicTools[%d]: invalid namespace %q: use 1-64 letters, digits, '_' or '-'", i, d.Namespace)
+			return fmt.Errorf("dynamicTools[%d]: invalid namespace %q: use 1-64 letters, digits, '_' or '-'", i, cutName(d.Namespace))
 		}
 		q := d.qualifiedName()
 		if len(q) > 64 {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
@@ -637,5 +639,15 @@ func TestDeltaBudget(t *testing.T) {
 	}
 	if want := []string{"a", "b", "c", ""}; !slices.Equal(got, want) {
 		t.Fatalf("count cap: %q, want %q", got, want)
+	}
+}
+
+// A huge invalid dynamic tool name is cut in the error, with a marker.
+func TestDynamicToolNameCutInError(t *testing.T) {
+	for _, spec := range []DynamicToolSpec{{Name: strings.Repeat("é", 1<<19)}, {Name: "ok", Namespace: strings.Repeat("x y", 1<<18)}} {
+		err := ValidateDynamicTools([]DynamicToolSpec{spec})
+		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "bytes in all]") || !utf8.ValidString(err.Error()) {
+			t.Fatalf("error of %d bytes: %.200v", len(fmt.Sprint(err)), err)
+		}
 	}
 }
