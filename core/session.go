@@ -48,6 +48,8 @@ type Config struct {
 	Sandbox        policy.SandboxPolicy
 	Effort         string
 	Summary        string
+	// Mode is the collaboration mode of the thread's next turn.
+	Mode CollaborationMode
 	// Verbosity is the Responses API text verbosity; "" leaves it out.
 	Verbosity string
 	// ToolOutputTokenLimit caps every tool output the model reads, in
@@ -97,6 +99,7 @@ type TurnContext struct {
 	Summary        string
 	ApprovalPolicy policy.ApprovalPolicy
 	Sandbox        policy.SandboxPolicy
+	Mode           CollaborationMode
 	// OutputSchema applies to one turn only.
 	OutputSchema json.RawMessage
 }
@@ -119,6 +122,9 @@ func (tc TurnContext) apply(o TurnOverrides) TurnContext {
 	}
 	if o.Sandbox != nil {
 		tc.Sandbox = *o.Sandbox
+	}
+	if o.Mode != nil {
+		tc.Mode = *o.Mode
 	}
 	return tc
 }
@@ -163,10 +169,13 @@ type Session struct {
 	tc    TurnContext
 
 	// Owned by the loop goroutine.
-	active     *turn
-	turnEnded  chan *turn
-	envSent    bool
-	lastEnv    string
+	active    *turn
+	turnEnded chan *turn
+	envSent   bool
+	lastEnv   string
+	// lastMode is the text of the collaboration mode the model was last
+	// told about ("" for none).
+	lastMode   string
 	loopDone   chan struct{}
 	tokenTotal model.TokenUsage
 	// lastUsage is the usage of the last model response (its total is
@@ -218,6 +227,7 @@ func NewSession(cfg Config) (*Session, error) {
 			Summary:        cfg.Summary,
 			ApprovalPolicy: cfg.ApprovalPolicy,
 			Sandbox:        cfg.Sandbox,
+			Mode:           cfg.Mode,
 		},
 	}
 	s.tools = s.builtinTools()
@@ -226,6 +236,7 @@ func NewSession(cfg Config) (*Session, error) {
 	if len(cfg.History) > 0 {
 		s.hist.append("", cfg.History...)
 		s.envSent = true
+		s.lastMode = lastModeText(cfg.History)
 	}
 	s.emit("", "", SessionConfigured{
 		ThreadID:       cfg.ThreadID,

@@ -21,6 +21,13 @@ type openItem struct {
 	kind    string // "message" or "reasoning"
 	summary []string
 	content []string
+	// plans splits a message of a plan-mode turn into its text and its
+	// proposed plan (nil in other modes).
+	plans *planSplitter
+	// plan is the proposed plan block streaming now, if any; planSeen,
+	// whether the message had one.
+	plan     *PlanItem
+	planSeen bool
 }
 
 func newStreamState(s *Session, t *turn) *streamState {
@@ -38,6 +45,9 @@ func (st *streamState) start(id, kind string) *openItem {
 	st.open[id] = it
 	switch kind {
 	case model.TypeMessage:
+		if st.t.tc.Mode.Plan() {
+			it.plans = &planSplitter{}
+		}
 		st.emit(ItemStarted{Item: AgentMessageItem{ID: id}})
 	case model.TypeReasoning:
 		st.emit(ItemStarted{Item: ReasoningItem{ID: id, Summary: []string{}, Content: []string{}}})
@@ -59,8 +69,12 @@ func (st *streamState) handle(ev model.StreamEvent) {
 			st.previewStart(ev.Item)
 		}
 	case model.EventOutputTextDelta:
-		st.start(ev.ItemID, model.TypeMessage)
-		st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+		it := st.start(ev.ItemID, model.TypeMessage)
+		if it.plans == nil {
+			st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+			return
+		}
+		st.planSegments(ev.ItemID, it, it.plans.push(ev.Delta))
 	case model.EventReasoningSummaryPartAdded:
 		it := st.start(ev.ItemID, model.TypeReasoning)
 		for len(it.summary) <= ev.SummaryIndex {
@@ -95,9 +109,12 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			st.s.record(st.t.id, item)
 			return nil
 		}
-		st.start(item.ID(), model.TypeMessage)
+		it := st.start(item.ID(), model.TypeMessage)
 		delete(st.open, item.ID())
 		text := item.MessageText()
+		if it.plans != nil {
+			text = st.endPlans(item.ID(), it, text)
+		}
 		var phase struct {
 			Phase string `json:"phase"`
 		}
@@ -151,4 +168,40 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		st.s.record(st.t.id, item)
 		return nil
 	}
+}
+
+// planSegments emits what a plan-mode message's text made known: message
+// deltas, and the proposed plan as a plan item of its own, streamed with
+// PlanDelta.
+func (st *streamState) planSegments(msgID string, it *openItem, segs []planSeg) {
+	for _, seg := range segs {
+		switch seg.kind {
+		case segText:
+			st.emit(AgentMessageDelta{ItemID: msgID, Delta: seg.text})
+		case segPlanStart:
+			it.plan = &PlanItem{ID: st.t.nextPlanID()}
+			it.planSeen = true
+			st.emit(ItemStarted{Item: PlanItem{ID: it.plan.ID}})
+		case segPlanText:
+			it.plan.Text += seg.text
+			st.emit(PlanDelta{ItemID: it.plan.ID, Delta: seg.text})
+		case segPlanEnd:
+			st.emit(ItemCompleted{Item: *it.plan})
+			it.plan = nil
+		}
+	}
+}
+
+// endPlans finishes a plan-mode message and returns its visible text (the
+// whole text without its plan blocks). A plan that came only with the
+// finished item, without deltas, is emitted whole.
+func (st *streamState) endPlans(msgID string, it *openItem, text string) string {
+	st.planSegments(msgID, it, it.plans.finish())
+	visible, plans := splitPlans(text)
+	if !it.planSeen {
+		for _, p := range plans {
+			st.planSegments(msgID, it, []planSeg{{kind: segPlanStart}, {kind: segPlanText, text: p}, {kind: segPlanEnd}})
+		}
+	}
+	return visible
 }

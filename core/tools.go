@@ -161,7 +161,8 @@ func (s *Session) closeTools() {
 
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
-// the plan and question tools, and the client's dynamic tools. Whatever
+// the plan and question tools (no update_plan in plan mode), and the
+// client's dynamic tools. Whatever
 // is offered, every built-in form is run when the model calls it, unless
 // the shell is disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
@@ -183,7 +184,11 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	case catalog.ApplyPatchFunction:
 		specs = append(specs, patch.ToolSpecFunction())
 	}
-	specs = append(specs, updatePlanSpec, requestUserInputSpec)
+	if !t.tc.Mode.Plan() {
+		// Plan mode ends in a proposed plan, not a progress list.
+		specs = append(specs, updatePlanSpec)
+	}
+	specs = append(specs, requestUserInputSpec)
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
@@ -208,6 +213,9 @@ var updatePlanSpec = json.RawMessage(`{"type":"function","name":"update_plan","d
 var requestUserInputSpec = json.RawMessage(`{"type":"function","name":"request_user_input","description":"Ask the user one or more questions and wait for the answers. Use it only when you cannot reasonably proceed without a decision from the user. Offer options when the likely answers are known.","strict":false,"parameters":{"type":"object","properties":{"questions":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string","description":"A short stable identifier for the question."},"header":{"type":"string","description":"A few words that label the question."},"question":{"type":"string"},"options":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"description":{"type":"string"}},"required":["label","description"],"additionalProperties":false}}},"required":["id","header","question"],"additionalProperties":false}}},"required":["questions"],"additionalProperties":false}}`)
 
 func (s *Session) runUpdatePlan(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
+	if t.tc.Mode.Plan() {
+		return c.output("update_plan is not available in plan mode: write the finished plan in a <proposed_plan> block instead")
+	}
 	var args struct {
 		Explanation string `json:"explanation"`
 		Plan        []struct {

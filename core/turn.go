@@ -55,6 +55,18 @@ type turn struct {
 	diff   *patch.TurnDiffTracker
 	// onWaiting is called when the number of pending requests changes.
 	onWaiting func(waiting bool)
+	// plans counts the proposed plans of the turn (its goroutine only).
+	plans int
+}
+
+// nextPlanID is the id of the turn's next proposed plan item: the
+// reference's "<turn id>-plan" for the first, "-plan-2" and on after it.
+func (t *turn) nextPlanID() string {
+	t.plans++
+	if t.plans == 1 {
+		return t.id + "-plan"
+	}
+	return fmt.Sprintf("%s-plan-%d", t.id, t.plans)
 }
 
 type steerInput struct {
@@ -336,7 +348,8 @@ const interruptedMarker = "<turn_aborted>\nThe user interrupted the previous tur
 // recordContext puts the developer instructions, the user's AGENTS.md
 // instructions and the environment context in the history when the thread
 // has none yet (the environment context again when it changed since the
-// last turn).
+// last turn), and the turn's collaboration mode when the model has not
+// been told about it yet.
 func (s *Session) recordContext(t *turn) {
 	var items []model.ResponseItem
 	if !s.envSent {
@@ -348,6 +361,10 @@ func (s *Session) recordContext(t *turn) {
 		if s.cfg.DeveloperInstructions != "" {
 			items = append(items, model.NewTextMessage(newMessageID(), "developer", s.cfg.DeveloperInstructions))
 		}
+	}
+	if text := t.tc.Mode.Text(); text != "" && text != s.lastMode {
+		items = append(items, modeMessage(t.tc.Mode))
+		s.lastMode = text
 	}
 	env := environmentContext(t.tc, s.cfg.Now())
 	if !s.envSent || env != s.lastEnv {

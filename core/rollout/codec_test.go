@@ -276,3 +276,55 @@ func TestEventTypesAreCovered(t *testing.T) {
 		}
 	}
 }
+
+// A turn's collaboration mode is kept with its settings, in the
+// reference's shape, and read back: a client's own instructions as
+// theirs, agentd's text as agentd's. A mode nobody chose is not written.
+func TestTurnContextModeRoundTrip(t *testing.T) {
+	for _, m := range []core.CollaborationMode{
+		{}, {Kind: core.ModePlan}, {Kind: core.ModeDefault}, {Kind: core.ModePlan, Instructions: "plan my way"},
+	} {
+		tc := TurnContext{Cwd: "/w", Model: "m", Effort: "high", Mode: m}
+		b, _ := json.Marshal(turnContextToWire("t1", tc))
+		var w wireTurnContext
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.turnContext().Mode; got != m {
+			t.Errorf("mode %+v read back as %+v: %s", m, got, b)
+		}
+		var raw struct {
+			Mode *struct {
+				Mode     string `json:"mode"`
+				Settings struct {
+					Model, ReasoningEffort string
+					DeveloperInstructions  *string `json:"developer_instructions"`
+				} `json:"settings"`
+			} `json:"collaboration_mode"`
+		}
+		_ = json.Unmarshal(b, &raw)
+		switch {
+		case m.Kind == "" && raw.Mode != nil:
+			t.Errorf("an unchosen mode was written: %s", b)
+		case m.Kind != "" && (raw.Mode == nil || raw.Mode.Mode != string(m.Kind) || raw.Mode.Settings.DeveloperInstructions == nil || *raw.Mode.Settings.DeveloperInstructions != m.Text()):
+			t.Errorf("mode %+v written as %s", m, b)
+		}
+	}
+	// The reference's records: a default mode without instructions is
+	// no choice; its own text for plan mode reads as plan mode with
+	// agentd's text.
+	for rec, want := range map[string]core.CollaborationMode{
+		`{"mode":"default","settings":{"model":"m","reasoning_effort":null,"developer_instructions":null}}`:         {},
+		`{"mode":"plan","settings":{"model":"m","reasoning_effort":null,"developer_instructions":"# Plan Mode …"}}`: {Kind: core.ModePlan},
+		`{"mode":"default","settings":{"model":"m","developer_instructions":"# Collaboration Mode: Default …"}}`:    {Kind: core.ModeDefault},
+		`{"mode":"pair","settings":{"model":"m"}}`:                                                                  {},
+	} {
+		var w wireTurnContext
+		if err := json.Unmarshal([]byte(`{"cwd":"/w","model":"m","collaboration_mode":`+rec+`}`), &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.turnContext().Mode; got != want {
+			t.Errorf("%s read as %+v, want %+v", rec, got, want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func decide(msg core.EventMsg) persistDecision {
 		return decisionDrop // the compacted record (RecordCompaction) and the item carry it
 	case core.SessionConfigured:
 		return decisionDrop // session_meta and turn_context carry it
-	case core.AgentMessageDelta, core.ReasoningSummaryPartAdded, core.ReasoningSummaryDelta,
+	case core.AgentMessageDelta, core.PlanDelta, core.ReasoningSummaryPartAdded, core.ReasoningSummaryDelta,
 		core.ReasoningRawDelta, core.ExecCommandOutputDelta, core.PatchPreview:
 		return decisionDrop // volatile: the completed item holds the result
 	case core.AgentMessage, core.ExecCommandBegin, core.ExecCommandEnd,
@@ -77,7 +77,11 @@ func appendEvent(dst []byte, threadID string, at time.Time, ev core.Event) ([]by
 	var err error
 	switch m := ev.Msg.(type) {
 	case core.TurnStarted:
-		w := refTaskStarted{Type: evTaskStarted, TurnID: ev.TurnID, ModelContextWindow: m.ModelContextWindow, CollaborationModeKind: "default"}
+		kind := core.ModeDefault
+		if m.Context.Mode.Kind != "" {
+			kind = m.Context.Mode.Kind
+		}
+		w := refTaskStarted{Type: evTaskStarted, TurnID: ev.TurnID, ModelContextWindow: m.ModelContextWindow, CollaborationModeKind: string(kind)}
 		w.StartedAt = unixPtr(m.StartedAt)
 		if m.Kind != "" && m.Kind != core.TurnRegular {
 			w.AgentdTurnKind = string(m.Kind)

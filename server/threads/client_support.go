@@ -44,10 +44,6 @@ func checkGovCloudRequirements(context.Context, *rpc.Request, *protocol.Empty) (
 	return &protocol.BedrockCheckGovCloudRequirementsResponse{}, nil
 }
 
-func collaborationModeList(context.Context, *rpc.Request, *protocol.Empty) (*protocol.CollaborationModeListResponse, error) {
-	return &protocol.CollaborationModeListResponse{Data: protocol.List[protocol.CollaborationModeMask]{}}, nil
-}
-
 func pluginInstalled(context.Context, *rpc.Request, *protocol.PluginInstalledParams) (*protocol.PluginInstalledResponse, error) {
 	return &protocol.PluginInstalledResponse{Marketplaces: protocol.List[protocol.PluginMarketplaceEntry]{}, MarketplaceLoadErrors: protocol.List[protocol.MarketplaceLoadErrorInfo]{}}, nil
 }
@@ -118,7 +114,8 @@ func (sv *service) threadSettingsUpdate(ctx context.Context, r *rpc.Request, p *
 	if err != nil {
 		return nil, err
 	}
-	tp := &protocol.TurnStartParams{Cwd: p.Cwd, ApprovalPolicy: p.ApprovalPolicy, SandboxPolicy: p.SandboxPolicy, Model: p.Model}
+	tp := &protocol.TurnStartParams{Cwd: p.Cwd, ApprovalPolicy: p.ApprovalPolicy, SandboxPolicy: p.SandboxPolicy, Model: p.Model,
+		Effort: p.Effort, Summary: p.Summary, CollaborationMode: p.CollaborationMode}
 	ov, err := turnContextOverrides(tp, t.sess.TurnContext().Cwd)
 	if err != nil {
 		return nil, err

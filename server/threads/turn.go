@@ -155,6 +155,7 @@ func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOv
 		sp := projection.CoreSandboxPolicy(*p.SandboxPolicy)
 		o.Sandbox = &sp
 	}
+	modeOverrides(&o, p.CollaborationMode)
 	if p.OutputSchema != nil {
 		b, err := json.Marshal(p.OutputSchema)
 		if err != nil {
