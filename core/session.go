@@ -52,6 +52,12 @@ type Config struct {
 	Mode CollaborationMode
 	// Verbosity is the Responses API text verbosity; "" leaves it out.
 	Verbosity string
+	// WebSearch offers the provider's hosted web_search tool ("" or
+	// disabled: not offered).
+	WebSearch WebSearchMode
+	// GeneratedImagesDir is where images from the hosted image generation
+	// are saved, one directory per thread ("": not saved).
+	GeneratedImagesDir string
 	// ToolOutputTokenLimit caps every tool output the model reads, in
 	// tokens (about four bytes each; head and tail kept); 0: each tool's
 	// own limit.

@@ -1,6 +1,10 @@
 package core
 
 import (
+	"fmt"
+
+	"go.uber.org/zap"
+
 	"github.com/agentd-dev/agentd/core/model"
 )
 
@@ -67,6 +71,8 @@ func (st *streamState) handle(ev model.StreamEvent) {
 			st.start(ev.Item.ID(), model.TypeReasoning)
 		case model.TypeCustomToolCall:
 			st.previewStart(ev.Item)
+		case model.TypeWebSearchCall, model.TypeImageGenerationCall:
+			st.hostedStart(ev.Item)
 		}
 	case model.EventOutputTextDelta:
 		it := st.start(ev.ItemID, model.TypeMessage)
@@ -156,6 +162,10 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		st.previewDone(item.ID())
 		st.s.record(st.t.id, item)
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
+	case model.TypeWebSearchCall, model.TypeImageGenerationCall:
+		st.hostedDone(item)
+		st.s.record(st.t.id, item)
+		return nil
 	case model.TypeLocalShellCall:
 		st.s.record(st.t.id, item)
 		if item.CallID() == "" && item.ID() == "" {
@@ -204,4 +214,45 @@ func (st *streamState) endPlans(msgID string, it *openItem, text string) string 
 		}
 	}
 	return visible
+}
+
+// hostedStart starts the item of a hosted tool call (web search, image
+// generation) when the model begins it.
+func (st *streamState) hostedStart(item model.ResponseItem) {
+	id := item.ID()
+	if _, ok := st.open[id]; ok || id == "" {
+		return
+	}
+	st.open[id] = &openItem{kind: item.Type()}
+	switch item.Type() {
+	case model.TypeWebSearchCall:
+		st.emit(ItemStarted{Item: WebSearchItem{ID: id, Action: WebSearchAction{Kind: WebSearchOther}}})
+	case model.TypeImageGenerationCall:
+		st.emit(ItemStarted{Item: ImageGenerationItem{ID: id, Status: "in_progress"}})
+	}
+}
+
+// hostedDone completes a hosted tool call's item with its outcome; a
+// generated image is saved first. A call the provider did not announce
+// is started here.
+func (st *streamState) hostedDone(item model.ResponseItem) {
+	if item.ID() == "" {
+		st.t.log.Warn("hosted tool call without an id: no item shown", zap.String("type", item.Type()))
+		return
+	}
+	st.hostedStart(item)
+	delete(st.open, item.ID())
+	switch item.Type() {
+	case model.TypeWebSearchCall:
+		st.emit(ItemCompleted{Item: webSearchItem(item)})
+	case model.TypeImageGenerationCall:
+		it := imageGenerationItem(item)
+		path, err := st.s.saveGeneratedImage(it)
+		if err != nil {
+			st.t.log.Warn("generated image not saved", zap.String("item", it.ID), zap.Error(err))
+			st.emit(Warning{Message: fmt.Sprintf("The generated image %s could not be saved: %v", it.ID, err)})
+		}
+		it.SavedPath = path
+		st.emit(ItemCompleted{Item: it})
+	}
 }

@@ -161,8 +161,8 @@ func (s *Session) closeTools() {
 
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
-// the plan and question tools (no update_plan in plan mode), and the
-// client's dynamic tools. Whatever
+// the plan and question tools (no update_plan in plan mode), the
+// client's dynamic tools, and the hosted web search (Config.WebSearch). Whatever
 // is offered, every built-in form is run when the model calls it, unless
 // the shell is disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
@@ -191,6 +191,9 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	specs = append(specs, requestUserInputSpec)
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
+	}
+	if ws := s.webSearchSpec(t); ws != nil {
+		specs = append(specs, ws)
 	}
 	return specs
 }

@@ -51,6 +51,12 @@ func allItems() []core.TurnItem {
 			Status: core.StatusCompleted, Success: ptr(true), DurationMs: ptr(int64(7)),
 			ContentItems: []core.DynamicContentItem{{Type: "inputText", Text: "r"}, {Type: "inputImage", ImageURL: "u"}, {Type: "inputAudio", AudioURL: "a"}}},
 		core.ContextCompactionItem{ID: "cc1"},
+		core.WebSearchItem{ID: "ws_1", Query: "q", Action: core.WebSearchAction{Kind: core.WebSearchSearch, Query: "q", Queries: []string{"q", "r"}}},
+		core.WebSearchItem{ID: "ws_2", Query: "https://x", Action: core.WebSearchAction{Kind: core.WebSearchOpenPage, URL: "https://x"}},
+		core.WebSearchItem{ID: "ws_3", Query: "'p' in https://x", Action: core.WebSearchAction{Kind: core.WebSearchFindInPage, URL: "https://x", Pattern: "p"}},
+		core.WebSearchItem{ID: "ws_4", Action: core.WebSearchAction{Kind: core.WebSearchOther}},
+		core.ImageViewItem{ID: "call_5", Path: "/w/shot.png"},
+		core.ImageGenerationItem{ID: "ig_1", Status: "completed", RevisedPrompt: "a dot", Result: "iVBORw0KGgo=", SavedPath: "/h/generated_images/t/ig_1.png"},
 	}
 }
 

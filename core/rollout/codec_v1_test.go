@@ -16,6 +16,10 @@ import (
 
 func TestItemRoundTripV1(t *testing.T) {
 	for _, it := range allItems() {
+		switch it.(type) {
+		case core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem:
+			continue // newer than format 1, which never had them
+		}
 		b, err := MarshalItem(it)
 		if err != nil {
 			t.Fatalf("%T: %v", it, err)

@@ -306,6 +306,12 @@ func decodeTypedItem(b []byte, completed bool) (evRec, error) {
 		r.item = core.PlanItem{ID: ti.ID, Text: ti.Text}
 	case "ContextCompaction":
 		r.item = core.ContextCompactionItem{ID: ti.ID}
+	case "WebSearch":
+		r.item = core.WebSearchItem{ID: ti.ID, Query: ti.Query, Action: searchActionFromRef(ti.Action)}
+	case "ImageView":
+		r.item = core.ImageViewItem{ID: ti.ID, Path: fileURLPath(ti.Path)}
+	case "ImageGeneration":
+		r.item = core.ImageGenerationItem{ID: ti.ID, Status: ti.Status, RevisedPrompt: ti.RevisedPrompt, Result: ti.Result, SavedPath: ti.SavedPath}
 	default:
 		return evRec{}, fmt.Errorf("%w: turn item %q", ErrUnknownType, ti.Type)
 	}

@@ -147,7 +147,8 @@ func (e *eventEncoder) itemStarted(it core.TurnItem) error {
 	case core.DynamicToolCallItem:
 		return e.add(refDynamic{Type: evDynamicRequest, CallID: v.ID, TurnID: e.turnID, Tool: v.Tool,
 			Arguments: v.Arguments, AgentdNamespace: v.Namespace})
-	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem:
+	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem,
+		core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem:
 		return nil
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
@@ -205,17 +206,39 @@ func (e *eventEncoder) itemCompleted(it core.TurnItem) error {
 		}
 		return e.add(w)
 	case core.PlanItem:
-		item, err := model.MarshalNoEscape(refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
-		if err != nil {
-			return err
-		}
-		return e.add(refItemEvent{Type: evItemCompletedRef, ThreadID: e.threadID, TurnID: e.turnID, Item: item})
+		return e.typedItem(refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
+	case core.WebSearchItem:
+		return e.typedItem(webSearchToRef(v))
+	case core.ImageViewItem:
+		return e.typedItem(refImageViewItem{Type: "ImageView", ID: v.ID, Path: "file://" + v.Path})
+	case core.ImageGenerationItem:
+		return e.typedItem(imageGenerationToRef(v))
 	case core.ContextCompactionItem:
 		return e.add(refContextCompacted{Type: evContextCompactedRef, AgentdItemID: v.ID})
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
 	}
 	return fmt.Errorf("rollout: cannot encode turn item %T", it)
+}
+
+// typedItem records a completed item as the reference's paginated
+// threads do: item_completed with the typed item.
+func (e *eventEncoder) typedItem(v any) error {
+	item, err := model.MarshalNoEscape(v)
+	if err != nil {
+		return err
+	}
+	return e.add(refItemEvent{Type: evItemCompletedRef, ThreadID: e.threadID, TurnID: e.turnID, Item: item})
+}
+
+// writtenTyped reports whether a completed item is recorded as a typed
+// item (typedItem) rather than as the reference's events.
+func writtenTyped(it core.TurnItem) bool {
+	switch it.(type) {
+	case core.PlanItem, core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem:
+		return true
+	}
+	return false
 }
 
 func (e *eventEncoder) execBegin(v core.CommandExecutionItem) refExec {

@@ -261,6 +261,40 @@ type refPlanItem struct {
 	Text string `json:"text"`
 }
 
+// refWebSearchItem is the typed WebSearch item; its action keeps the
+// Responses API's spelling (open_page, find_in_page).
+type refWebSearchItem struct {
+	Type   string           `json:"type"`
+	ID     string           `json:"id"`
+	Query  string           `json:"query"`
+	Action *refSearchAction `json:"action,omitempty"`
+}
+
+type refSearchAction struct {
+	Type    string   `json:"type"`
+	Query   string   `json:"query,omitempty"`
+	Queries []string `json:"queries,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	Pattern string   `json:"pattern,omitempty"`
+}
+
+// refImageViewItem is the typed ImageView item; its path is a file URL.
+type refImageViewItem struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Path string `json:"path"`
+}
+
+// refImageGenerationItem is the typed ImageGeneration item.
+type refImageGenerationItem struct {
+	Type          string `json:"type"`
+	ID            string `json:"id"`
+	Status        string `json:"status"`
+	RevisedPrompt string `json:"revised_prompt,omitempty"`
+	Result        string `json:"result"`
+	SavedPath     string `json:"saved_path,omitempty"`
+}
+
 // refTypedItem reads the typed items of item_started and item_completed
 // events (the reference's paginated threads): one struct for every kind,
 // by "type".
@@ -282,6 +316,12 @@ type refTypedItem struct {
 	Duration         *refDuration             `json:"duration"`
 	Changes          map[string]refFileChange `json:"changes"`
 	Text             string                   `json:"text"`
+	Query            string                   `json:"query"`
+	Action           *refSearchAction         `json:"action"`
+	Path             string                   `json:"path"`
+	RevisedPrompt    string                   `json:"revised_prompt"`
+	Result           string                   `json:"result"`
+	SavedPath        string                   `json:"saved_path"`
 }
 
 type refContextCompacted struct {

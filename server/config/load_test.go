@@ -254,7 +254,7 @@ func TestModelCatalogAndToolFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellCommand, ApplyPatch: catalog.ApplyPatchFreeform}) {
+	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellCommand, ApplyPatch: catalog.ApplyPatchFreeform, SearchImages: true}) {
 		t.Fatalf("built-in gpt-5.5: %+v", got)
 	}
 	home := writeConfig(t, "model_catalog_json = \"models.json\"\n")
@@ -268,7 +268,7 @@ func TestModelCatalogAndToolFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.ToolFamily("mine"); got != (catalog.Tools{Shell: catalog.ShellLocal}) {
+	if got := cfg.ToolFamily("mine"); got != (catalog.Tools{Shell: catalog.ShellLocal, SearchImages: true}) {
 		t.Fatalf("mine: %+v", got)
 	}
 	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellUnifiedExec}) {
