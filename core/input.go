@@ -22,6 +22,8 @@ type UserInput struct {
 	Path         string
 	Name         string
 	Detail       string
+	// data is a local image's bytes as a data URL, read by PrepareImages.
+	data string
 }
 
 // TextElement is a client-side annotation of a span of text.

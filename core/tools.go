@@ -149,6 +149,7 @@ func (s *Session) builtinTools() map[string]toolHandler {
 		patch.ToolName:        s.runApplyPatch,
 		"update_plan":         s.runUpdatePlan,
 		"request_user_input":  s.runRequestUserInput,
+		viewImageTool:         s.runViewImage,
 	}
 }
 
@@ -161,10 +162,10 @@ func (s *Session) closeTools() {
 
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
-// the plan and question tools (no update_plan in plan mode), the
-// client's dynamic tools, and the hosted web search (Config.WebSearch). Whatever
-// is offered, every built-in form is run when the model calls it, unless
-// the shell is disabled.
+// the plan and question tools (no update_plan in plan mode), view_image,
+// the client's dynamic tools, and the hosted web search
+// (Config.WebSearch). Whatever is offered, every built-in form is run
+// when the model calls it, unless the shell is disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	fam := s.family(t)
 	var specs []json.RawMessage
@@ -188,7 +189,7 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 		// Plan mode ends in a proposed plan, not a progress list.
 		specs = append(specs, updatePlanSpec)
 	}
-	specs = append(specs, requestUserInputSpec)
+	specs = append(specs, requestUserInputSpec, viewImageSpec)
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
@@ -340,7 +341,7 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // reservedToolNames are the built-in tools a dynamic tool may not shadow.
 var reservedToolNames = map[string]bool{
 	"exec_command": true, "write_stdin": true, "apply_patch": true,
-	"update_plan": true, "request_user_input": true,
+	"update_plan": true, "request_user_input": true, viewImageTool: true,
 }
 
 // ValidateDynamicTools checks client-declared tools: valid names, object

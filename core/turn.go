@@ -384,7 +384,12 @@ func (s *Session) recordContext(t *turn) {
 // completed.
 func (s *Session) recordUserInput(t *turn, in steerInput) {
 	id := newItemID()
-	item := UserMessageItem{ID: id, Content: in.items, ClientID: in.clientID}
+	shown := make([]UserInput, len(in.items))
+	for i, u := range in.items {
+		u.data = "" // the item shows the path; the bytes are for the model
+		shown[i] = u
+	}
+	item := UserMessageItem{ID: id, Content: shown, ClientID: in.clientID}
 	s.emit(t.subID, t.id, ItemStarted{Item: item})
 	s.record(t.id, userInputToResponseItem(in.items))
 	s.emit(t.subID, t.id, ItemCompleted{Item: item})

@@ -540,7 +540,7 @@ type ByteRange struct {
 
 // ImageInput is an image by URL or file id.
 type ImageInput struct {
-	Detail *ImageDetail `json:"detail,omitempty"`
+	Detail *ImageDetail `json:"detail"`
 	URL    *string      `json:"url,omitempty"`
 	FileID *string      `json:"fileId,omitempty"`
 }
@@ -548,7 +548,7 @@ type ImageInput struct {
 // LocalImageInput is an image file on the server.
 type LocalImageInput struct {
 	Path   string       `json:"path"`
-	Detail *ImageDetail `json:"detail,omitempty"`
+	Detail *ImageDetail `json:"detail"`
 }
 
 // AudioInput is audio by URL or file id.
