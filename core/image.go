@@ -78,7 +78,7 @@ func PrepareImages(in []UserInput, cwd string) ([]UserInput, error) {
 			if err != nil {
 				return nil, fail("%v", err)
 			}
-			out[i].data, out[i].Path = data, p
+			out[i].ImageURL, out[i].Path = data, p
 			total += len(data) * 3 / 4
 		default:
 			continue

@@ -67,7 +67,7 @@ func TestPrepareImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out[1].Path != good || out[1].data != dataURL || out[2].ImageURL != in[2].ImageURL || out[2].Detail != "low" || out[3].ImageURL != dataURL || out[3].data != "" {
+	if out[1].Path != good || out[1].ImageURL != dataURL || out[2].ImageURL != in[2].ImageURL || out[2].Detail != "low" || out[3].ImageURL != dataURL || out[3].Path != "" {
 		t.Fatalf("prepared %+v", out)
 	}
 	// Many images together are too much for one message.
@@ -119,7 +119,7 @@ func TestImageInputReachesTheModel(t *testing.T) {
 	}
 	for _, ev := range evs {
 		if m, ok := ev.Msg.(ItemCompleted); ok {
-			if um, ok := m.Item.(UserMessageItem); ok && (um.Content[2].Path != path || um.Content[2].data != "") {
+			if um, ok := m.Item.(UserMessageItem); ok && (um.Content[2].Path != path || um.Content[2].ImageURL != "") {
 				t.Fatalf("user message item %+v", um)
 			}
 		}

@@ -109,7 +109,7 @@ func userInputToResponseItem(in []UserInput) model.ResponseItem {
 			images++
 			parts = append(parts, imageParts(images, "", u.ImageURL, u.Detail)...)
 		case InputLocalImage:
-			data := u.data
+			data := u.ImageURL
 			if data == "" {
 				var err error
 				if data, err = readImage(u.Path); err != nil {

@@ -386,7 +386,9 @@ func (s *Session) recordUserInput(t *turn, in steerInput) {
 	id := newItemID()
 	shown := make([]UserInput, len(in.items))
 	for i, u := range in.items {
-		u.data = "" // the item shows the path; the bytes are for the model
+		if u.Kind == InputLocalImage {
+			u.ImageURL = "" // the item shows the path; the bytes are for the model
+		}
 		shown[i] = u
 	}
 	item := UserMessageItem{ID: id, Content: shown, ClientID: in.clientID}

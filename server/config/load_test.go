@@ -413,3 +413,27 @@ enabled = false
 		t.Fatalf("warnings %v", cfg.Warnings)
 	}
 }
+
+// web_search: cached by default, as set otherwise, an error naming the key
+// for anything else; a provider without the hosted tool (the demo one, or
+// supports_web_search = false) offers none whatever the key says.
+func TestWebSearchKey(t *testing.T) {
+	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.WebSearch != WebSearchCached || cfg.WebSearchFor(cfg.Provider) != WebSearchCached || cfg.WebSearchFor(cfg.Providers[DemoProviderID]) != WebSearchDisabled {
+		t.Fatalf("default %q, openai %q, demo %q", cfg.WebSearch, cfg.WebSearchFor(cfg.Provider), cfg.WebSearchFor(cfg.Providers[DemoProviderID]))
+	}
+	home := writeConfig(t, "web_search = \"live\"\n[model_providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nsupports_web_search = false\n[model_providers.other]\nbase_url = \"http://127.0.0.1:9/v1\"\n")
+	cfg, err = Load(Options{Home: home, Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 0 || cfg.WebSearchFor(cfg.Providers["local"]) != WebSearchDisabled || cfg.WebSearchFor(cfg.Providers["other"]) != WebSearchLive {
+		t.Fatalf("warnings %v, local %q, other %q", cfg.Warnings, cfg.WebSearchFor(cfg.Providers["local"]), cfg.WebSearchFor(cfg.Providers["other"]))
+	}
+	if _, err := Load(Options{Home: writeConfig(t, "web_search = \"always\"\n"), Getenv: env()}); err == nil || !strings.Contains(err.Error(), "config key `web_search`: \"always\" is not one of live, cached, disabled") {
+		t.Fatalf("bad value: %v", err)
+	}
+}
