@@ -253,3 +253,30 @@ func toolNames(req *model.Request) string {
 }
 
 func itemName(it TurnItem) string { return strings.TrimPrefix(fmt.Sprintf("%T", it), "core.") }
+
+// A rollback that drops the turn which told the model its mode tells it
+// again in the next turn.
+func TestModeToldAgainAfterRollback(t *testing.T) {
+	c := newFakeClient(t, script{events: textEvents("msg_1", "a")}, script{events: textEvents("msg_2", "b")}, script{events: textEvents("msg_3", "c")})
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	plan := CollaborationMode{Kind: ModePlan}
+	s.Call(ctx10(t), userInput("one"))
+	col.waitFor(turnEnded)
+	s.Call(ctx10(t), OpUserInput{Input: []UserInput{TextInput("two")}, Overrides: TurnOverrides{Mode: &plan}})
+	col.waitFor(func(ev Event) bool { x, ok := ev.Msg.(TurnComplete); return ok && x.LastAgentMessage == "b" })
+	if _, err := s.Call(ctx10(t), OpRollback{NumTurns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s.Call(ctx10(t), userInput("three"))
+	col.waitFor(func(ev Event) bool { x, ok := ev.Msg.(TurnComplete); return ok && x.LastAgentMessage == "c" })
+	var n int
+	for _, it := range c.requests()[2].Input {
+		if strings.HasPrefix(it.MessageText(), "<collaboration_mode>") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d mode messages after the rollback:\n%s", n, rawList(c.requests()[2].Input))
+	}
+}

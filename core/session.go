@@ -545,6 +545,8 @@ func (s *Session) handle(q queued) bool {
 		} else {
 			s.hist.dropLastTurns(op.NumTurns)
 		}
+		// The turns dropped may be those that told the model its mode.
+		s.lastMode = lastModeText(s.hist.snapshot())
 		ok(AckDone, "")
 	case OpShutdown:
 		if t := s.active; t != nil {

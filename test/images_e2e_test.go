@@ -59,6 +59,11 @@ func TestImageInputsAndViewImage(t *testing.T) {
 	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
 	c := d.Stdio()
 	c.Initialize("e2e", nil)
+	// The configured model takes images (clients offer to attach them).
+	models := unmarshal(t, validResult(t, "model/list", c.Call("model/list", map[string]any{}), nil))
+	if str(models, "data", 0, "model") != "mock-model" || str(models, "data", 0, "inputModalities", 1) != "image" {
+		t.Fatalf("model/list %v", models)
+	}
 	id := startThread(t, c, map[string]any{"cwd": work})
 	input := []any{
 		map[string]any{"type": "text", "text": "what are these?"},

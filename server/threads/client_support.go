@@ -76,20 +76,23 @@ func (sv *service) modelList(_ context.Context, _ *rpc.Request, _ *protocol.Mode
 		}
 		return out
 	}
-	entry := func(name, display, desc string, def bool, effs protocol.List[protocol.ReasoningEffortOption], defEffort string) protocol.Model {
+	entry := func(name, display, desc string, def bool, effs protocol.List[protocol.ReasoningEffortOption], defEffort string, modalities ...protocol.InputModality) protocol.Model {
 		return protocol.Model{
 			ID: name, Model: name, DisplayName: display, Description: desc,
 			SupportedReasoningEfforts: effs, DefaultReasoningEffort: protocol.ReasoningEffort(defEffort),
-			InputModalities: protocol.List[protocol.InputModality]{protocol.InputModality("text")}, IsDefault: def,
+			InputModalities: protocol.List[protocol.InputModality](modalities), IsDefault: def,
 		}
 	}
+	text, image := protocol.InputModality("text"), protocol.InputModality("image")
 	cfg := sv.config()
 	data := protocol.List[protocol.Model]{}
 	if cfg.Model != config.DemoModel {
-		data = append(data, entry(cfg.Model, cfg.Model, "The configured model ("+cfg.Provider.Name+")", true, efforts("low", "medium", "high"), "medium"))
+		// Images are passed to it (docs/protocol.md, Images): clients
+		// offer to attach them only to a model that takes them.
+		data = append(data, entry(cfg.Model, cfg.Model, "The configured model ("+cfg.Provider.Name+")", true, efforts("low", "medium", "high"), "medium", text, image))
 	}
 	data = append(data, entry(config.DemoModel, "Demo (offline)", "agentd's built-in offline demo model: try `run: CMD`, `patch: FILE TEXT`, `plan:`.",
-		cfg.Model == config.DemoModel, efforts("medium"), "medium"))
+		cfg.Model == config.DemoModel, efforts("medium"), "medium", text))
 	return &protocol.ModelListResponse{Data: data}, nil
 }
 
