@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Where `make schema` writes stable.schemas.json and experimental.schemas.json.
 SCHEMA_DIR ?= schema
 
-.PHONY: build run test race bench bench-history fuzz lint fmt tidy vet staticcheck vuln schema clean
+.PHONY: build run test race bench bench-history load systemd-e2e fuzz lint fmt tidy vet staticcheck vuln schema clean
 
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
@@ -37,7 +37,7 @@ BENCH_COUNT ?= 1
 BENCH_E2E := 'Turn20k|DeltaLatency'
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count $(BENCH_COUNT) ./server/rpc/ ./core/ ./core/mcp/
 	$(GO) test -run '^$$' -bench . -skip $(BENCH_E2E) -benchtime 2s -count $(BENCH_COUNT) ./test/
 	$(GO) test -run '^$$' -bench $(BENCH_E2E) -benchtime 3x -count $(BENCH_COUNT) -timeout 30m ./test/
 
@@ -45,6 +45,23 @@ bench:
 # and a stored line past the 64 MiB cap: time and peak RSS above idle.
 bench-history:
 	$(GO) test -run '^$$' -bench HostileResume -benchtime 5x -count $(BENCH_COUNT) ./test/
+
+# The load harness (test/load): agentd and the mock model as processes,
+# real WebSocket clients, one table of figures; a few minutes at its
+# default sizes. LOAD_FLAGS=-full for the issue's sizes; LOAD_REFERENCE=PATH
+# to the reference binary (codex) runs the same scenarios against it too.
+LOAD_FLAGS ?=
+LOAD_REFERENCE ?=
+
+load: build
+	$(GO) build -o bin/agentd-load ./test/load
+	bin/agentd-load -agentd bin/agentd $(if $(LOAD_REFERENCE),-reference $(LOAD_REFERENCE)) $(LOAD_FLAGS)
+
+# The shipped units under a real systemd manager (root's user manager in
+# its own cgroup and mount namespace; containers and CI machines where
+# systemd is installed but not PID 1). Opt-in: make test skips it.
+systemd-e2e:
+	AGENTD_SYSTEMD_E2E=1 $(GO) test -count=1 -run 'TestSystemdManager' -v ./test/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/

@@ -46,6 +46,9 @@ const (
 	TurnRegular   TurnKind = "regular"
 	TurnCompact   TurnKind = "compact"
 	TurnUserShell TurnKind = "userShell"
+	// TurnReview is a code review (OpReview): its first items enter
+	// review mode, its last ones leave it with the review.
+	TurnReview TurnKind = "review"
 )
 
 // TurnStarted: a turn began, with the settings it runs with.
@@ -235,6 +238,42 @@ type DynamicToolCallRequest struct {
 	Arguments json.RawMessage
 }
 
+// McpToolCallProgress: the MCP server reported progress of the call of
+// McpToolCallItem ItemID.
+type McpToolCallProgress struct {
+	ItemID  string
+	Message string
+}
+
+// McpToolApprovalRequest: the turn waits for OpMcpElicitationAnswer on
+// CallID before it runs an MCP tool that is not marked read-only. The
+// McpToolCallItem has already been started.
+type McpToolApprovalRequest struct {
+	CallID      string
+	Server      string
+	Tool        string
+	Description string
+	Arguments   json.RawMessage
+}
+
+// McpElicitationRequest: an MCP server asks the user for input (a form)
+// while one of its tools runs for the turn; the server waits for
+// OpMcpElicitationAnswer on CallID, an id of the request's own.
+type McpElicitationRequest struct {
+	CallID          string
+	Server          string
+	Message         string
+	RequestedSchema json.RawMessage
+	Meta            json.RawMessage
+}
+
+// McpElicitationEnded: the server stopped waiting for the answer to
+// McpElicitationRequest CallID (its call ended first); the request is
+// withdrawn.
+type McpElicitationEnded struct {
+	CallID string
+}
+
 // PlanStepStatus is the status of a plan step.
 type PlanStepStatus string
 
@@ -381,6 +420,10 @@ func (ExecApprovalRequest) eventMsg()       {}
 func (PatchApprovalRequest) eventMsg()      {}
 func (UserInputRequest) eventMsg()          {}
 func (DynamicToolCallRequest) eventMsg()    {}
+func (McpToolCallProgress) eventMsg()       {}
+func (McpToolApprovalRequest) eventMsg()    {}
+func (McpElicitationRequest) eventMsg()     {}
+func (McpElicitationEnded) eventMsg()       {}
 func (PlanUpdate) eventMsg()                {}
 func (TurnDiff) eventMsg()                  {}
 func (TokenCount) eventMsg()                {}
@@ -405,6 +448,7 @@ func AllEventMsgs() []EventMsg {
 		ExecCommandBegin{}, ExecCommandOutputDelta{}, ExecCommandEnd{},
 		PatchApplyBegin{}, PatchApplyEnd{}, PatchPreview{},
 		ExecApprovalRequest{}, PatchApprovalRequest{}, UserInputRequest{}, DynamicToolCallRequest{},
+		McpToolCallProgress{}, McpToolApprovalRequest{}, McpElicitationRequest{}, McpElicitationEnded{},
 		PlanUpdate{}, TurnDiff{}, TokenCount{}, RateLimits{}, StreamError{}, Warning{}, Error{},
 		ModelReroute{}, RawResponseItem{}, RawResponseCompleted{}, ContextCompacted{}, ShutdownComplete{},
 	}

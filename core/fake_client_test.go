@@ -18,6 +18,7 @@ type fakeClient struct {
 	mu      sync.Mutex
 	scripts []script
 	reqs    []*model.Request
+	metas   []model.CallMeta
 	called  chan struct{}
 }
 
@@ -44,9 +45,16 @@ func (c *fakeClient) requests() []*model.Request {
 	return append([]*model.Request(nil), c.reqs...)
 }
 
+func (c *fakeClient) callMetas() []model.CallMeta {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]model.CallMeta(nil), c.metas...)
+}
+
 func (c *fakeClient) Stream(ctx context.Context, req *model.Request, meta model.CallMeta) (model.Stream, error) {
 	c.mu.Lock()
 	c.reqs = append(c.reqs, req)
+	c.metas = append(c.metas, meta)
 	if len(c.scripts) == 0 {
 		c.mu.Unlock()
 		c.t.Errorf("unexpected model request #%d", len(c.reqs))

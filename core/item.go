@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 // TurnItem is one displayable unit of a turn: what a user interface draws.
@@ -171,9 +172,49 @@ type ImageGenerationItem struct {
 	SavedPath string
 }
 
+// McpToolCallItem is a call to a tool of an MCP server.
+type McpToolCallItem struct {
+	ID        string
+	Server    string // the server's configured name
+	Tool      string // the server's name for the tool
+	Arguments json.RawMessage
+	Status    ItemStatus
+	// Result is the server's answer (also for a tool error, which fails
+	// the item); Error why there is none.
+	Result     *McpToolResult
+	Error      string
+	DurationMs *int64
+	// ReadOnly is the tool's readOnlyHint, nil when it has none.
+	ReadOnly *bool
+}
+
+// McpToolResult is an MCP tool's answer, in the server's JSON.
+type McpToolResult struct {
+	Content           []json.RawMessage
+	StructuredContent json.RawMessage
+	Meta              json.RawMessage
+}
+
 // ContextCompactionItem marks a compaction of the history.
 type ContextCompactionItem struct {
 	ID string
+}
+
+// EnteredReviewModeItem opens a review turn: what is reviewed, and the
+// label clients show for it.
+type EnteredReviewModeItem struct {
+	ID     string
+	Target review.Target
+	Hint   string
+}
+
+// ExitedReviewModeItem closes a review turn with the review: Output is
+// the reviewer's answer (nil when the review ended without one) and
+// Review its text as the user reads it.
+type ExitedReviewModeItem struct {
+	ID     string
+	Output *review.Output
+	Review string
 }
 
 func (i UserMessageItem) ItemID() string       { return i.ID }
@@ -183,10 +224,13 @@ func (i CommandExecutionItem) ItemID() string  { return i.ID }
 func (i FileChangeItem) ItemID() string        { return i.ID }
 func (i PlanItem) ItemID() string              { return i.ID }
 func (i DynamicToolCallItem) ItemID() string   { return i.ID }
+func (i McpToolCallItem) ItemID() string       { return i.ID }
 func (i ContextCompactionItem) ItemID() string { return i.ID }
 func (i WebSearchItem) ItemID() string         { return i.ID }
 func (i ImageViewItem) ItemID() string         { return i.ID }
 func (i ImageGenerationItem) ItemID() string   { return i.ID }
+func (i EnteredReviewModeItem) ItemID() string { return i.ID }
+func (i ExitedReviewModeItem) ItemID() string  { return i.ID }
 
 func (UserMessageItem) turnItem()       {}
 func (AgentMessageItem) turnItem()      {}
@@ -195,7 +239,10 @@ func (CommandExecutionItem) turnItem()  {}
 func (FileChangeItem) turnItem()        {}
 func (PlanItem) turnItem()              {}
 func (DynamicToolCallItem) turnItem()   {}
+func (McpToolCallItem) turnItem()       {}
 func (ContextCompactionItem) turnItem() {}
 func (WebSearchItem) turnItem()         {}
 func (ImageViewItem) turnItem()         {}
 func (ImageGenerationItem) turnItem()   {}
+func (EnteredReviewModeItem) turnItem() {}
+func (ExitedReviewModeItem) turnItem()  {}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 // Submission is one request to the core. Its ID is a UUIDv7; a turn's id is
@@ -116,6 +117,19 @@ type OpDynamicToolResponse struct {
 	Err          string
 }
 
+// OpMcpElicitationAnswer answers a McpToolApprovalRequest or a
+// McpElicitationRequest: accept (with Content, for a form), decline or
+// cancel. Meta is the client's _meta ({"persist": "session"} remembers an
+// approval for the session). Err, when set, records that the client
+// failed the request (a decline).
+type OpMcpElicitationAnswer struct {
+	CallID  string
+	Action  string
+	Content json.RawMessage
+	Meta    json.RawMessage
+	Err     string
+}
+
 // OpOverrideTurnContext changes the settings of later turns without
 // starting one.
 type OpOverrideTurnContext struct {
@@ -124,6 +138,19 @@ type OpOverrideTurnContext struct {
 
 // OpCompact summarises the history into a compaction item, as a turn.
 type OpCompact struct{}
+
+// OpReview runs a code review as a turn of its own (TurnReview). The
+// reviewer is a sub-agent: it works in a conversation of its own (its own
+// instructions and history, its requests marked as a review sub-agent's),
+// and the thread's conversation keeps only the review. Request is
+// resolved by the caller (review.Resolve runs git, which the session's
+// loop must not wait for). Model, when set, is the reviewer's model
+// (review_model); else the thread's. A turn that is running is
+// interrupted first.
+type OpReview struct {
+	Request review.Request
+	Model   string
+}
 
 // OpShellCommand runs the user's own command, unsandboxed, as a standalone
 // turn, or as an item of the running turn.
@@ -151,19 +178,21 @@ type OpRollback struct {
 // flushed, and ShutdownComplete is the last event.
 type OpShutdown struct{}
 
-func (OpUserInput) op()           {}
-func (OpSteer) op()               {}
-func (OpInterrupt) op()           {}
-func (OpExecApproval) op()        {}
-func (OpPatchApproval) op()       {}
-func (OpUserInputAnswer) op()     {}
-func (OpDynamicToolResponse) op() {}
-func (OpOverrideTurnContext) op() {}
-func (OpCompact) op()             {}
-func (OpShellCommand) op()        {}
-func (OpInjectItems) op()         {}
-func (OpRollback) op()            {}
-func (OpShutdown) op()            {}
+func (OpUserInput) op()            {}
+func (OpSteer) op()                {}
+func (OpInterrupt) op()            {}
+func (OpExecApproval) op()         {}
+func (OpPatchApproval) op()        {}
+func (OpUserInputAnswer) op()      {}
+func (OpDynamicToolResponse) op()  {}
+func (OpMcpElicitationAnswer) op() {}
+func (OpOverrideTurnContext) op()  {}
+func (OpCompact) op()              {}
+func (OpReview) op()               {}
+func (OpShellCommand) op()         {}
+func (OpInjectItems) op()          {}
+func (OpRollback) op()             {}
+func (OpShutdown) op()             {}
 
 // AckOutcome says what became of a submission.
 type AckOutcome uint8
@@ -202,6 +231,9 @@ const (
 type RejectError struct {
 	Reason  RejectReason
 	Message string
+	// TurnKind is the kind of the running turn that refused input
+	// (RejectNotSteerable).
+	TurnKind TurnKind
 }
 
 func (e *RejectError) Error() string { return e.Message }

@@ -3,7 +3,6 @@ package core
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
 
 	"slices"
 	"strings"
@@ -251,8 +250,6 @@ func toolNames(req *model.Request) string {
 	}
 	return strings.Join(names, ",")
 }
-
-func itemName(it TurnItem) string { return strings.TrimPrefix(fmt.Sprintf("%T", it), "core.") }
 
 // A rollback that drops the turn which told the model its mode tells it
 // again in the next turn.

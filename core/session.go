@@ -15,6 +15,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 )
 
@@ -68,8 +69,16 @@ type Config struct {
 	DeveloperInstructions string
 	// ProjectDoc holds the user's AGENTS.md instructions, sent with the
 	// first environment context.
-	ProjectDoc   projectdoc.Doc
+	ProjectDoc projectdoc.Doc
+	// Skills are the skills found for the thread (core/skills); the
+	// enabled ones are listed to the model in a developer message after
+	// the developer instructions. The model reads a skill's SKILL.md
+	// itself when it uses it.
+	Skills       []skills.Skill
 	DynamicTools []DynamicToolSpec
+	// MCP is the daemon's MCP servers, whose tools the model is offered;
+	// nil for none.
+	MCP MCPTools
 	// ToolFamily says which shell tool family and apply_patch form a model
 	// is offered (by name: a turn may change the model); nil offers
 	// catalog.Default to every model.
@@ -161,6 +170,9 @@ type Session struct {
 	// the session.
 	exec      *execState
 	approvals *policy.SessionApprovals
+	// mcpAllowed holds the MCP tools ("server/tool") the user approved
+	// for the session.
+	mcpAllowed sync.Map
 
 	// emitMu serialises event emission: Seq order, sink order and stream
 	// order are the same.
@@ -438,7 +450,7 @@ func (s *Session) handle(q queued) bool {
 		s.waitEnding()
 		if t := s.active; t != nil {
 			if !t.steerable() {
-				reject(RejectNotSteerable, "the running %s turn cannot take input", t.kind)
+				q.reply <- Reply{Err: notSteerable(t, "the running %s turn cannot take input")}
 				return false
 			}
 			t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
@@ -465,7 +477,7 @@ func (s *Session) handle(q queued) bool {
 			return false
 		}
 		if !t.steerable() {
-			reject(RejectNotSteerable, "the running %s turn cannot be steered", t.kind)
+			q.reply <- Reply{Err: notSteerable(t, "cannot steer a %s turn")}
 			return false
 		}
 		t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
@@ -490,6 +502,8 @@ func (s *Session) handle(q queued) bool {
 		s.answer(q, op.CallID, op)
 	case OpDynamicToolResponse:
 		s.answer(q, op.CallID, op)
+	case OpMcpElicitationAnswer:
+		s.answer(q, op.CallID, op)
 	case OpOverrideTurnContext:
 		s.ctxMu.Lock()
 		s.tc = s.tc.apply(op.Overrides)
@@ -504,6 +518,20 @@ func (s *Session) handle(q queued) bool {
 		t := s.startTurn(q.sub.ID, TurnCompact, s.TurnContext())
 		ok(AckStarted, t.id)
 		go s.runCompactTurn(t)
+	case OpReview:
+		s.waitEnding()
+		if t := s.active; t != nil {
+			// A review replaces the running turn, as in the reference:
+			// that turn is interrupted first.
+			t.abort(AbortInterrupted)
+			<-t.done
+			s.active = nil
+		}
+		t := s.startTurn(q.sub.ID, TurnReview, s.TurnContext())
+		t.trace = q.sub.Trace
+		t.sub = newReviewer(op.Model)
+		ok(AckStarted, t.id)
+		go s.runReviewTurn(t, op)
 	case OpShellCommand:
 		s.waitEnding()
 		if t := s.active; t != nil && t.addAux() {
@@ -571,6 +599,12 @@ func (s *Session) handle(q queued) bool {
 		reject(RejectInvalid, "unknown op %T", op)
 	}
 	return false
+}
+
+// notSteerable refuses input to t, a turn that takes none; format names
+// its kind.
+func notSteerable(t *turn, format string) *RejectError {
+	return &RejectError{Reason: RejectNotSteerable, Message: fmt.Sprintf(format, t.kind), TurnKind: t.kind}
 }
 
 // waitEnding waits for a turn that is ending to be done, so that a

@@ -19,6 +19,10 @@ type streamState struct {
 	open        map[string]*openItem
 	previews    map[string]*patchPreview
 	lastMessage string
+	// quiet: the model's messages are not shown (a sub-agent's: a
+	// reviewer's answer is its JSON, which the turn shows as the review
+	// once it is read).
+	quiet bool
 }
 
 type openItem struct {
@@ -35,7 +39,7 @@ type openItem struct {
 }
 
 func newStreamState(s *Session, t *turn) *streamState {
-	return &streamState{s: s, t: t, open: map[string]*openItem{}, previews: map[string]*patchPreview{}}
+	return &streamState{s: s, t: t, open: map[string]*openItem{}, previews: map[string]*patchPreview{}, quiet: t.sub != nil}
 }
 
 func (st *streamState) emit(msg EventMsg) { st.s.emit(st.t.subID, st.t.id, msg) }
@@ -49,6 +53,10 @@ func (st *streamState) start(id, kind string) *openItem {
 	st.open[id] = it
 	switch kind {
 	case model.TypeMessage:
+		if st.quiet {
+			// A reviewer's answer is neither shown nor read for a plan.
+			break
+		}
 		if st.t.tc.Mode.Plan() {
 			it.plans = &planSplitter{}
 		}
@@ -76,11 +84,13 @@ func (st *streamState) handle(ev model.StreamEvent) {
 		}
 	case model.EventOutputTextDelta:
 		it := st.start(ev.ItemID, model.TypeMessage)
-		if it.plans == nil {
+		switch {
+		case st.quiet:
+		case it.plans == nil:
 			st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
-			return
+		default:
+			st.planSegments(ev.ItemID, it, it.plans.push(ev.Delta))
 		}
-		st.planSegments(ev.ItemID, it, it.plans.push(ev.Delta))
 	case model.EventReasoningSummaryPartAdded:
 		it := st.start(ev.ItemID, model.TypeReasoning)
 		for len(it.summary) <= ev.SummaryIndex {
@@ -112,7 +122,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 	switch item.Type() {
 	case model.TypeMessage:
 		if item.Role() != "assistant" && item.Role() != "" {
-			st.s.record(st.t.id, item)
+			st.s.recordTurn(st.t, item)
 			return nil
 		}
 		it := st.start(item.ID(), model.TypeMessage)
@@ -125,10 +135,12 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			Phase string `json:"phase"`
 		}
 		_ = item.Decode(&phase)
-		st.emit(ItemCompleted{Item: AgentMessageItem{ID: item.ID(), Text: text, Phase: phase.Phase}})
-		st.emit(AgentMessage{ItemID: item.ID(), Message: text})
+		if !st.quiet {
+			st.emit(ItemCompleted{Item: AgentMessageItem{ID: item.ID(), Text: text, Phase: phase.Phase}})
+			st.emit(AgentMessage{ItemID: item.ID(), Message: text})
+		}
 		st.lastMessage = text
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	case model.TypeReasoning:
 		it := st.start(item.ID(), model.TypeReasoning)
@@ -156,18 +168,18 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			content = []string{}
 		}
 		st.emit(ItemCompleted{Item: ReasoningItem{ID: item.ID(), Summary: summary, Content: content}})
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	case model.TypeFunctionCall, model.TypeCustomToolCall:
 		st.previewDone(item.ID())
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
 	case model.TypeWebSearchCall, model.TypeImageGenerationCall:
 		st.hostedDone(item)
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	case model.TypeLocalShellCall:
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		if item.CallID() == "" && item.ID() == "" {
 			// Nothing could name the answer: the call stays unanswered.
 			st.t.log.Warn("local_shell_call without call_id or id; not run")
@@ -175,7 +187,7 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		}
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
 	default:
-		st.s.record(st.t.id, item)
+		st.s.recordTurn(st.t, item)
 		return nil
 	}
 }

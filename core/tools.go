@@ -116,6 +116,12 @@ func (s *Session) runTool(t *turn, c *toolCall) model.ResponseItem {
 	if spec, ok := s.dynamicTool(c); ok {
 		return s.runDynamicTool(t.ctx, t, c, spec)
 	}
+	if tool, ok := s.mcpTool(c); ok {
+		return s.runMCPTool(t.ctx, t, c, tool)
+	}
+	if out, ok := s.runResourceTool(t.ctx, c); ok {
+		return out
+	}
 	if h, ok := s.tools[c.name]; ok && !(shellForms[c.name] && s.family(t).Shell == catalog.ShellDisabled) {
 		return h(t.ctx, t, c)
 	}
@@ -133,7 +139,7 @@ var shellForms = map[string]bool{
 // family is the tool family the turn's model is offered.
 func (s *Session) family(t *turn) catalog.Tools {
 	if s.cfg.ToolFamily != nil {
-		return s.cfg.ToolFamily(t.tc.Model)
+		return s.cfg.ToolFamily(t.model())
 	}
 	return catalog.Default
 }
@@ -162,10 +168,12 @@ func (s *Session) closeTools() {
 
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
-// the plan and question tools (no update_plan in plan mode), view_image,
-// the client's dynamic tools, and the hosted web search
-// (Config.WebSearch). Whatever is offered, every built-in form is run
-// when the model calls it, unless the shell is disabled.
+// the plan and question tools (no update_plan in plan mode nor for a
+// reviewer), view_image, the client's dynamic tools, the MCP servers'
+// tools and the hosted web search (Config.WebSearch; a reviewer has
+// neither it nor view_image, as in the reference). Whatever is offered,
+// every built-in form is run when the model calls it, unless the shell is
+// disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	fam := s.family(t)
 	var specs []json.RawMessage
@@ -185,15 +193,21 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	case catalog.ApplyPatchFunction:
 		specs = append(specs, patch.ToolSpecFunction())
 	}
-	if !t.tc.Mode.Plan() {
-		// Plan mode ends in a proposed plan, not a progress list.
+	review := t.kind == TurnReview
+	if !t.tc.Mode.Plan() && !review {
+		// Plan mode ends in a proposed plan, not a progress list; a
+		// reviewer reports its findings and keeps no plan.
 		specs = append(specs, updatePlanSpec)
 	}
-	specs = append(specs, requestUserInputSpec, viewImageSpec)
+	specs = append(specs, requestUserInputSpec)
+	if !review {
+		specs = append(specs, viewImageSpec)
+	}
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
-	if ws := s.webSearchSpec(t); ws != nil {
+	specs = append(specs, s.mcpSpecs(t)...)
+	if ws := s.webSearchSpec(t); ws != nil && !review {
 		specs = append(specs, ws)
 	}
 	return specs

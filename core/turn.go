@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/patch"
 )
 
@@ -50,6 +51,10 @@ type turn struct {
 	streamCancel context.CancelFunc
 	pending      map[string]chan any
 
+	// sub is set when a sub-agent does the turn's work (a reviewer): its
+	// conversation and how its requests are marked.
+	sub *subAgent
+
 	// diff aggregates what the turn's patches changed.
 	diffMu sync.Mutex
 	diff   *patch.TurnDiffTracker
@@ -67,6 +72,28 @@ func (t *turn) nextPlanID() string {
 		return t.id + "-plan"
 	}
 	return fmt.Sprintf("%s-plan-%d", t.id, t.plans)
+}
+
+// subAgent is a sub-agent working for a turn: it talks to the model in a
+// conversation of its own, which the thread's history and rollout never
+// see, under a thread id of its own.
+type subAgent struct {
+	// kind names it to the provider (x-openai-subagent).
+	kind string
+	// threadID is its own conversation's id.
+	threadID string
+	// hist is its conversation.
+	hist history
+	// model, when set, replaces the turn's model.
+	model string
+}
+
+// model is the model t's requests use.
+func (t *turn) model() string {
+	if t.sub != nil && t.sub.model != "" {
+		return t.sub.model
+	}
+	return t.tc.Model
 }
 
 type steerInput struct {
@@ -345,6 +372,45 @@ func (s *Session) runRegularTurn(t *turn, first steerInput) {
 // stopped the previous one.
 const interruptedMarker = "<turn_aborted>\nThe user interrupted the previous turn. Work in it may be incomplete; do not assume it finished.\n</turn_aborted>"
 
+// recordTurn records items of t's conversation with the model: the
+// thread's (history, sink, raw event), or its sub-agent's own.
+func (s *Session) recordTurn(t *turn, items ...model.ResponseItem) {
+	if t.sub != nil {
+		t.sub.hist.append(t.id, items...)
+		return
+	}
+	s.record(t.id, items...)
+}
+
+// turnHistory is the conversation t's requests carry.
+func (s *Session) turnHistory(t *turn) []model.ResponseItem {
+	if t.sub != nil {
+		return t.sub.hist.snapshot()
+	}
+	return s.hist.snapshot()
+}
+
+// callMeta says who makes t's requests: the thread, or its sub-agent
+// under its own thread id, in the thread's session.
+func (s *Session) callMeta(t *turn) model.CallMeta {
+	meta := model.CallMeta{
+		Originator: s.cfg.Originator,
+		UserAgent:  s.cfg.UserAgent,
+		ThreadID:   s.cfg.ThreadID,
+		TurnID:     t.id,
+	}
+	if t.sub != nil {
+		meta.ThreadID = t.sub.threadID
+		meta.SessionID = s.cfg.ThreadID
+		meta.SubAgent = t.sub.kind
+		meta.ParentThreadID = s.cfg.ThreadID
+	}
+	if t.trace != nil {
+		meta.Traceparent, meta.Tracestate = t.trace.Traceparent, t.trace.Tracestate
+	}
+	return meta
+}
+
 // recordContext puts the developer instructions, the user's AGENTS.md
 // instructions and the environment context in the history when the thread
 // has none yet (the environment context again when it changed since the
@@ -360,6 +426,13 @@ func (s *Session) recordContext(t *turn) {
 		items = append(items, model.NewTextMessage(newMessageID(), "developer", instr))
 		if s.cfg.DeveloperInstructions != "" {
 			items = append(items, model.NewTextMessage(newMessageID(), "developer", s.cfg.DeveloperInstructions))
+		}
+		if text, omitted := skills.Instructions(s.cfg.Skills); text != "" {
+			if omitted > 0 {
+				s.log.Warn("the skill list is too long for the model's instructions: skills left out",
+					zap.Int("omitted", omitted), zap.Int("maxBytes", skills.MaxInstructionBytes))
+			}
+			items = append(items, model.NewTextMessage(newMessageID(), "developer", text))
 		}
 	}
 	if text := t.tc.Mode.Text(); text != "" && text != s.lastMode {
@@ -482,16 +555,7 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 		return res, errSteered
 	}
 	req := s.buildRequest(t)
-	meta := model.CallMeta{
-		Originator: s.cfg.Originator,
-		UserAgent:  s.cfg.UserAgent,
-		ThreadID:   s.cfg.ThreadID,
-		TurnID:     t.id,
-	}
-	if t.trace != nil {
-		meta.Traceparent, meta.Tracestate = t.trace.Traceparent, t.trace.Tracestate
-	}
-	stream, err := s.cfg.Client.Stream(streamCtx, req, meta)
+	stream, err := s.cfg.Client.Stream(streamCtx, req, s.callMeta(t))
 	if err != nil {
 		if t.hasSteers() && t.ctx.Err() == nil {
 			return res, errSteered
@@ -550,24 +614,36 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 	// Collect tool outputs in the order the model issued the calls.
 	for _, c := range calls {
 		<-c.done
-		s.record(t.id, c.output)
+		s.recordTurn(t, c.output)
 	}
 	if completed != nil {
 		if completed.Usage != nil {
-			s.tokenTotal = s.tokenTotal.Add(*completed.Usage)
-			t.usage = t.usage.Add(*completed.Usage)
-			s.lastUsage = *completed.Usage
-			s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
-				Total:              s.tokenTotal,
-				Turn:               t.usage,
-				Last:               *completed.Usage,
-				ModelContextWindow: s.cfg.ContextWindow,
-			}})
+			s.countUsage(t, *completed.Usage)
 		}
 		res.followUp = len(calls) > 0 || (completed.EndTurn != nil && !*completed.EndTurn)
 	}
 	s.emit(t.subID, t.id, RateLimits{Snapshot: stream.RateLimits()})
 	return res, err
+}
+
+// countUsage adds a response's usage to the turn's and the thread's
+// accounts and reports them. A sub-agent's usage is not the thread's: its
+// conversation is not the thread's context (whose size the last usage
+// tells, and compaction watches), so it is neither counted nor reported,
+// as the reference keeps it on the sub-agent's own thread.
+func (s *Session) countUsage(t *turn, u model.TokenUsage) {
+	t.usage = t.usage.Add(u)
+	if t.sub != nil {
+		return
+	}
+	s.tokenTotal = s.tokenTotal.Add(u)
+	s.lastUsage = u
+	s.emit(t.subID, t.id, TokenCount{Info: TokenUsageInfo{
+		Total:              s.tokenTotal,
+		Turn:               t.usage,
+		Last:               u,
+		ModelContextWindow: s.cfg.ContextWindow,
+	}})
 }
 
 func (s *Session) checkReroute(t *turn, asked, served string, done *bool) {
@@ -581,8 +657,8 @@ func (s *Session) checkReroute(t *turn, asked, served string, done *bool) {
 // buildRequest assembles the Responses request for the turn's next call.
 func (s *Session) buildRequest(t *turn) *model.Request {
 	req := &model.Request{
-		Model:             t.tc.Model,
-		Input:             s.hist.snapshot(),
+		Model:             t.model(),
+		Input:             s.turnHistory(t),
 		Tools:             s.toolSpecs(t),
 		ToolChoice:        "auto",
 		ParallelToolCalls: true,

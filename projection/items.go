@@ -63,6 +63,8 @@ func Item(it core.TurnItem, startedMs, completedMs int64) protocol.ThreadItem {
 			d.ContentItems = DynamicContent(it.ContentItems)
 		}
 		out.DynamicToolCall = d
+	case core.McpToolCallItem:
+		out.McpToolCall = McpToolCall(it)
 	case core.ContextCompactionItem:
 		out.ContextCompaction = &protocol.ContextCompactionItem{ID: it.ID}
 	case core.WebSearchItem:
@@ -73,6 +75,10 @@ func Item(it core.TurnItem, startedMs, completedMs int64) protocol.ThreadItem {
 		result := it.Result
 		out.ImageGeneration = &protocol.ImageGenerationItem{ID: it.ID, Status: it.Status, RevisedPrompt: strPtr(it.RevisedPrompt),
 			Result: &result, SavedPath: strPtr(it.SavedPath)}
+	case core.EnteredReviewModeItem:
+		out.EnteredReviewMode = &protocol.ReviewModeItem{ID: it.ID, Review: it.Hint}
+	case core.ExitedReviewModeItem:
+		out.ExitedReviewMode = &protocol.ReviewModeItem{ID: it.ID, Review: it.Review}
 	}
 	if startedMs != 0 {
 		out.StartedAtMs = &startedMs
@@ -94,6 +100,26 @@ func webSearchAction(a core.WebSearchAction) *protocol.WebSearchAction {
 		return &protocol.WebSearchAction{FindInPage: &protocol.FindInPageAction{URL: strPtr(a.URL), Pattern: strPtr(a.Pattern)}}
 	}
 	return &protocol.WebSearchAction{Other: &protocol.Empty{}}
+}
+
+// McpToolCall maps an MCP call: its arguments and result are the
+// server's JSON, passed through.
+func McpToolCall(it core.McpToolCallItem) *protocol.McpToolCallItem {
+	m := &protocol.McpToolCallItem{
+		ID: it.ID, Server: it.Server, Tool: it.Tool, Status: toolStatus(it.Status),
+		Arguments: rawOrNull(it.Arguments), DurationMs: it.DurationMs, ReadOnlyHint: it.ReadOnly,
+	}
+	if r := it.Result; r != nil {
+		content := make(protocol.List[any], 0, len(r.Content))
+		for _, c := range r.Content {
+			content = append(content, c)
+		}
+		m.Result = &protocol.McpToolCallResult{Content: content, StructuredContent: rawOrNull(r.StructuredContent), Meta: rawOrNull(r.Meta)}
+	}
+	if it.Error != "" {
+		m.Error = &protocol.McpToolCallError{Message: it.Error}
+	}
+	return m
 }
 
 func toolStatus(s core.ItemStatus) protocol.ToolCallStatus {

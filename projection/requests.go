@@ -47,6 +47,33 @@ func execApprovalParams(threadID, turnID string, m core.ExecApprovalRequest) pro
 	return p
 }
 
+// elicitationMethod is the server request for MCP tool approvals and MCP
+// servers' forms.
+const elicitationMethod = "mcpServer/elicitation/request"
+
+// mcpApprovalParams asks to run an MCP tool the reference's way: a form
+// with no fields, its _meta marking it a tool call approval
+// (codex_approval_kind) with the tool's arguments, and the lifetimes an
+// approval may be given ("persist" in the answer's _meta).
+func mcpApprovalParams(threadID, turnID string, m core.McpToolApprovalRequest) protocol.McpServerElicitationRequestParams {
+	meta := map[string]any{
+		"codex_approval_kind": "mcp_tool_call",
+		"persist":             []string{"session", "always"},
+		"tool_name":           m.Tool,
+		"tool_params":         rawOrNull(m.Arguments),
+	}
+	if m.Description != "" {
+		meta["tool_description"] = m.Description
+	}
+	tid := turnID
+	return protocol.McpServerElicitationRequestParams{
+		ThreadID: threadID, TurnID: &tid, ServerName: m.Server, Mode: "form",
+		Message:         "Allow the " + m.Server + " MCP server to run tool \"" + m.Tool + "\"?",
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		Meta:            meta,
+	}
+}
+
 // Decode turns a client's answer to r into the core Op that carries it.
 // rpcErr is the client's error answer, if it sent one: the item then
 // fails (and the turn goes on).
@@ -88,6 +115,24 @@ func (r *Pending) Decode(result json.RawMessage, rpcErr error) (core.Op, error) 
 			return nil, fmt.Errorf("invalid item/tool/call answer: %w", err)
 		}
 		return core.OpDynamicToolResponse{CallID: r.CallID, Success: resp.Success, ContentItems: CoreDynamicContent(resp.ContentItems)}, nil
+	case McpApprovalReq, McpElicitationReq:
+		if rpcErr != nil {
+			return core.OpMcpElicitationAnswer{CallID: r.CallID, Err: rpcErr.Error()}, nil
+		}
+		var resp struct {
+			Action  protocol.McpServerElicitationAction `json:"action"`
+			Content json.RawMessage                     `json:"content"`
+			Meta    json.RawMessage                     `json:"_meta"`
+		}
+		if err := json.Unmarshal(result, &resp); err != nil {
+			return nil, fmt.Errorf("invalid mcpServer/elicitation/request answer: %w", err)
+		}
+		switch resp.Action {
+		case protocol.ElicitationAccept, protocol.ElicitationDecline, protocol.ElicitationCancel:
+		default:
+			return nil, fmt.Errorf("invalid mcpServer/elicitation/request answer: action %q is not one of accept, decline, cancel", resp.Action)
+		}
+		return core.OpMcpElicitationAnswer{CallID: r.CallID, Action: string(resp.Action), Content: resp.Content, Meta: resp.Meta}, nil
 	}
 	return nil, fmt.Errorf("unknown request kind %d", r.Kind)
 }

@@ -40,6 +40,10 @@ const (
 	PatchApproval
 	UserInputReq
 	DynamicToolReq
+	// McpApprovalReq asks to run an MCP tool; McpElicitationReq is an MCP
+	// server's form. Both are mcpServer/elicitation/request.
+	McpApprovalReq
+	McpElicitationReq
 )
 
 // Pending is a server request waiting for its first answer.
@@ -82,6 +86,9 @@ type turnState struct {
 	id        string
 	startedAt int64 // seconds
 	lastMsg   *protocol.ThreadItem
+	// startHeld: turn/started waits for the enteredReviewMode item of a
+	// review turn, which the reference sends before it.
+	startHeld bool
 }
 
 // NewThread returns the projection of a thread whose status is initially
@@ -161,9 +168,9 @@ func (p *Thread) activeStatus() protocol.ThreadStatus {
 			continue
 		}
 		switch r.Kind {
-		case ExecApproval, PatchApproval:
+		case ExecApproval, PatchApproval, McpApprovalReq:
 			approval = true
-		case UserInputReq:
+		case UserInputReq, McpElicitationReq:
 			input = true
 		}
 	}
@@ -249,14 +256,15 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		return nil
 	case core.TurnStarted:
 		p.turn = &turnState{id: turnID, startedAt: m.StartedAt.Unix()}
-		out = p.setStatus(out, protocol.StatusActive())
-		started := p.turn.startedAt
-		root := turnID // a copy, so that turnID itself does not escape
-		return append(out, p.notify("turn/started", protocol.TurnNotification{ThreadID: p.threadID, Turn: protocol.Turn{
-			ID: turnID, RootTurnID: &root, Items: protocol.List[protocol.ThreadItem]{}, ItemsView: protocol.ItemsNotLoaded,
-			Status: protocol.TurnInProgress, StartedAt: &started,
-		}}))
+		if m.Kind == core.TurnReview {
+			// The review's enteredReviewMode item goes first, then the
+			// status and turn/started (the reference's order).
+			p.turn.startHeld = true
+			return nil
+		}
+		return p.turnStarted(out)
 	case core.TurnComplete:
+		out = p.releaseStart(out)
 		turn := p.endedTurn(turnID, m.CompletedAt.Unix(), m.Duration.Milliseconds())
 		if m.Error != nil {
 			te := TurnError(*m.Error)
@@ -275,6 +283,7 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		out = append(out, p.notify("turn/completed", protocol.TurnNotification{ThreadID: p.threadID, Turn: turn}))
 		return p.resolveAll(out)
 	case core.TurnAborted:
+		out = p.releaseStart(out)
 		turn := p.endedTurn(turnID, m.CompletedAt.Unix(), m.Duration.Milliseconds())
 		turn.Status = protocol.TurnInterrupted
 		p.turn = nil
@@ -312,6 +321,9 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		out = append(out, p.notify("item/completed", protocol.ItemCompletedNotification{
 			Item: item, ThreadID: p.threadID, TurnID: turnID, CompletedAtMs: ms,
 		}))
+		if _, ok := m.Item.(core.EnteredReviewModeItem); ok {
+			out = p.releaseStart(out)
+		}
 		return p.settle(out, id)
 	case core.AgentMessageDelta:
 		return append(out, p.notify("item/agentMessage/delta", protocol.ItemDeltaNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.ItemID, Delta: m.Delta}))
@@ -393,6 +405,31 @@ func (p *Thread) Apply(ev core.Event) []Output {
 			Params: protocol.DynamicToolCallParams{ThreadID: p.threadID, TurnID: turnID, CallID: m.CallID, Namespace: strPtr(m.Namespace), Tool: m.Tool, Arguments: rawOrNull(m.Arguments)}}
 		p.pending = append(p.pending, r)
 		return append(out, Output{Request: r})
+	case core.McpToolCallProgress:
+		return append(out, p.notify("item/mcpToolCall/progress", protocol.McpToolCallProgressNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.ItemID, Message: m.Message}))
+	case core.McpToolApprovalRequest:
+		return p.request(out, &Pending{CallID: m.CallID, TurnID: turnID, Kind: McpApprovalReq, Method: elicitationMethod,
+			Params: mcpApprovalParams(p.threadID, turnID, m)})
+	case core.McpElicitationRequest:
+		tid := turnID
+		params := protocol.McpServerElicitationRequestParams{ThreadID: p.threadID, TurnID: &tid, ServerName: m.Server, Mode: "form",
+			Message: m.Message, RequestedSchema: rawOrNull(m.RequestedSchema)}
+		if len(m.Meta) > 0 {
+			params.Meta = m.Meta
+		}
+		return p.request(out, &Pending{CallID: m.CallID, TurnID: turnID, Kind: McpElicitationReq, Method: elicitationMethod, Params: params})
+	case core.McpElicitationEnded:
+		// The server gave up waiting: the request is withdrawn.
+		r, ok := p.Lookup(m.CallID)
+		if !ok || r.answered {
+			return nil
+		}
+		p.remove(r)
+		out = append(out, Output{Resolved: r})
+		if p.turn != nil {
+			out = p.setStatus(out, p.activeStatus())
+		}
+		return out
 	case core.PlanUpdate:
 		steps := make(protocol.List[protocol.TurnPlanStep], 0, len(m.Plan))
 		for _, s := range m.Plan {
@@ -441,6 +478,37 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		return nil
 	}
 	panic("projection: no decision for core event " + typeOf(ev.Msg))
+}
+
+// request adds a server request to the table and sends it after the
+// status change it causes.
+func (p *Thread) request(out []Output, r *Pending) []Output {
+	p.pending = append(p.pending, r)
+	out = p.setStatus(out, p.activeStatus())
+	return append(out, Output{Request: r})
+}
+
+// turnStarted reports the running turn's start: the active status, then
+// turn/started.
+func (p *Thread) turnStarted(out []Output) []Output {
+	out = p.setStatus(out, protocol.StatusActive())
+	started := p.turn.startedAt
+	id, root := p.turn.id, p.turn.id // copies, so that the state does not escape
+	return append(out, p.notify("turn/started", protocol.TurnNotification{ThreadID: p.threadID, Turn: protocol.Turn{
+		ID: id, RootTurnID: &root, Items: protocol.List[protocol.ThreadItem]{}, ItemsView: protocol.ItemsNotLoaded,
+		Status: protocol.TurnInProgress, StartedAt: &started,
+	}}))
+}
+
+// releaseStart sends the turn/started a review turn held, if it still
+// holds it: after its enteredReviewMode item, or at the latest before the
+// turn ends.
+func (p *Thread) releaseStart(out []Output) []Output {
+	if p.turn == nil || !p.turn.startHeld {
+		return out
+	}
+	p.turn.startHeld = false
+	return p.turnStarted(out)
 }
 
 // forgetItems drops the per-item state of a turn that ended: items it

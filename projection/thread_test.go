@@ -274,6 +274,78 @@ func TestDynamicToolCall(t *testing.T) {
 	}
 }
 
+// An MCP call: item/started, the server's progress, item/completed with
+// the result (or the error), each valid against the reference schema.
+func TestMcpToolCall(t *testing.T) {
+	p := NewThread(tid, protocol.StatusIdle())
+	ro := true
+	item := core.McpToolCallItem{ID: "call_1", Server: "srv", Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Status: core.StatusInProgress, ReadOnly: &ro}
+	done := item
+	dur := int64(4)
+	done.Status, done.DurationMs = core.StatusCompleted, &dur
+	done.Result = &core.McpToolResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}, StructuredContent: json.RawMessage(`{"n":1}`)}
+	failed := item
+	failed.ID, failed.Status, failed.Error = "call_2", core.StatusFailed, "tool call error: boom"
+	out := apply(p, core.TurnStarted{StartedAt: t0}, core.ItemStarted{Item: item}, core.McpToolCallProgress{ItemID: "call_1", Message: "working"},
+		core.ItemCompleted{Item: done}, core.ItemStarted{Item: failed}, core.ItemCompleted{Item: failed})
+	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started", "item/mcpToolCall/progress", "item/completed", "item/started", "item/completed")
+	validate(t, out)
+	b, _ := json.Marshal(out[4].Params)
+	for _, want := range []string{`"type":"mcpToolCall"`, `"server":"srv"`, `"tool":"echo"`, `"status":"completed"`, `"arguments":{"text":"hi"}`,
+		`"result":{"content":[{"type":"text","text":"hi"}],"structuredContent":{"n":1}`, `"durationMs":4`, `"readOnlyHint":true`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("item/completed lacks %s: %s", want, b)
+		}
+	}
+	b, _ = json.Marshal(out[6].Params)
+	if !strings.Contains(string(b), `"status":"failed"`) || !strings.Contains(string(b), `"error":{"message":"tool call error: boom"}`) {
+		t.Errorf("failed item: %s", b)
+	}
+	b, _ = json.Marshal(out[3].Params)
+	if string(b) != `{"threadId":"thread-1","turnId":"turn-1","itemId":"call_1","message":"working"}` {
+		t.Errorf("progress: %s", b)
+	}
+}
+
+// An MCP tool approval and a server's form are mcpServer/elicitation/request
+// (valid against the reference schema), with the waiting flags; answers
+// decode to the core's Op; a form the server gave up on is withdrawn.
+func TestMcpElicitationRequests(t *testing.T) {
+	p := NewThread(tid, protocol.StatusIdle())
+	item := core.McpToolCallItem{ID: "call_1", Server: "srv", Tool: "write", Arguments: json.RawMessage(`{"path":"a"}`), Status: core.StatusInProgress}
+	out := apply(p, core.TurnStarted{StartedAt: t0}, core.ItemStarted{Item: item},
+		core.McpToolApprovalRequest{CallID: "call_1", Server: "srv", Tool: "write", Description: "Write a file.", Arguments: json.RawMessage(`{"path":"a"}`)})
+	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started",
+		`status{"type":"active","activeFlags":["waitingOnApproval"]}`, "request:mcpServer/elicitation/request")
+	validate(t, out)
+	b, _ := json.Marshal(out[4].Request.Params)
+	for _, want := range []string{`"serverName":"srv"`, `"mode":"form"`, `"message":"Allow the srv MCP server to run tool \"write\"?"`,
+		`"requestedSchema":{"properties":{},"type":"object"}`, `"codex_approval_kind":"mcp_tool_call"`, `"tool_params":{"path":"a"}`, `"turnId":"turn-1"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("approval request lacks %s: %s", want, b)
+		}
+	}
+	op, err := out[4].Request.Decode(json.RawMessage(`{"action":"accept","content":{},"_meta":{"persist":"session"}}`), nil)
+	if a, ok := op.(core.OpMcpElicitationAnswer); err != nil || !ok || a.CallID != "call_1" || a.Action != "accept" || string(a.Meta) != `{"persist":"session"}` {
+		t.Fatalf("decoded %+v %v", op, err)
+	}
+	if _, err := out[4].Request.Decode(json.RawMessage(`{"action":"maybe"}`), nil); err == nil {
+		t.Error("an unknown action decoded")
+	}
+	ans, _ := p.Answered("call_1")
+	expect(t, ans, "resolved:call_1", `status{"type":"active","activeFlags":[]}`)
+
+	out = apply(p, core.McpElicitationRequest{CallID: "el-1", Server: "srv", Message: "Which colour?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"c":{"type":"string"}}}`)})
+	expect(t, out, `status{"type":"active","activeFlags":["waitingOnUserInput"]}`, "request:mcpServer/elicitation/request")
+	validate(t, out)
+	out = apply(p, core.McpElicitationEnded{CallID: "el-1"})
+	expect(t, out, "resolved:el-1", `status{"type":"active","activeFlags":[]}`)
+	if _, ok := p.Answered("el-1"); ok {
+		t.Error("a withdrawn request took an answer")
+	}
+}
+
 // A failed turn: systemError, the error, then turn/completed failed.
 func TestFailedTurn(t *testing.T) {
 	p := NewThread(tid, protocol.StatusIdle())
@@ -351,4 +423,28 @@ func TestApprovalAfterItemStarted(t *testing.T) {
 	out := apply(p, core.TurnStarted{StartedAt: t0}, core.ItemStarted{Item: cmdItem(core.StatusInProgress, core.SourceUnifiedExecStart)}, approval)
 	expect(t, out, `status{"type":"active","activeFlags":[]}`, "turn/started", "item/started", `status{"type":"active","activeFlags":["waitingOnApproval"]}`, "request:item/commandExecution/requestApproval")
 	validate(t, out)
+}
+
+// A review turn's turn/started follows its enteredReviewMode item; a
+// review that ends before that item still starts before it completes.
+func TestReviewTurnStartFollowsEnteredItem(t *testing.T) {
+	entered := core.EnteredReviewModeItem{ID: "rv", Hint: "current changes"}
+	p := NewThread(tid, protocol.StatusIdle())
+	out := apply(p, core.TurnStarted{Kind: core.TurnReview, StartedAt: t0},
+		core.ItemStarted{Item: entered}, core.ItemCompleted{Item: entered},
+		core.ItemCompleted{Item: core.ExitedReviewModeItem{ID: "x", Review: "Fine."}},
+		core.TurnComplete{})
+	validate(t, out)
+	want := []string{"item/started", "item/completed", `status{"type":"active","activeFlags":[]}`, "turn/started",
+		"item/completed", `status{"type":"idle"}`, "turn/completed"}
+	if got := names(out); !slices.Equal(got, want) {
+		t.Fatalf("review turn: %v, want %v", got, want)
+	}
+
+	p = NewThread(tid, protocol.StatusIdle())
+	out = apply(p, core.TurnStarted{Kind: core.TurnReview, StartedAt: t0}, core.TurnAborted{Reason: core.AbortInterrupted})
+	want = []string{`status{"type":"active","activeFlags":[]}`, "turn/started", `status{"type":"idle"}`, "turn/completed"}
+	if got := names(out); !slices.Equal(got, want) {
+		t.Fatalf("review aborted at once: %v, want %v", got, want)
+	}
 }

@@ -30,18 +30,117 @@ type ListMcpServerStatusResponse struct {
 
 // McpServerStatus is the state of one MCP server.
 type McpServerStatus struct {
-	Name               string             `json:"name"`
-	AuthStatus         McpAuthStatus      `json:"authStatus"`
-	Tools              map[string]McpTool `json:"tools"`
-	Resources          List[any]          `json:"resources"`
-	ResourceTemplates  List[any]          `json:"resourceTemplates"`
-	ServerInfo         any                `json:"serverInfo" wire:"optional"`
-	ServerCapabilities any                `json:"serverCapabilities" wire:"optional"`
-	RuntimeStatus      *string            `json:"runtimeStatus"`
-	ToolsError         *string            `json:"toolsError"`
-	HTTPOrigin         *string            `json:"httpOrigin"`
-	PluginID           *string            `json:"pluginId"`
-	ToolListMeta       any                `json:"toolListMeta" wire:"optional"`
+	Name               string                     `json:"name"`
+	AuthStatus         McpAuthStatus              `json:"authStatus"`
+	Tools              map[string]McpTool         `json:"tools"`
+	Resources          List[any]                  `json:"resources"`
+	ResourceTemplates  List[any]                  `json:"resourceTemplates"`
+	ServerInfo         any                        `json:"serverInfo" wire:"optional"`
+	ServerCapabilities any                        `json:"serverCapabilities" wire:"optional"`
+	RuntimeStatus      *McpServerConnectionStatus `json:"runtimeStatus"`
+	ToolsError         *string                    `json:"toolsError"`
+	HTTPOrigin         *string                    `json:"httpOrigin"`
+	PluginID           *string                    `json:"pluginId"`
+	ToolListMeta       any                        `json:"toolListMeta" wire:"optional"`
+}
+
+// McpServerConnectionStatus is where an MCP server's connection is.
+type McpServerConnectionStatus string
+
+// Connection states.
+const (
+	McpConnNotStarted             McpServerConnectionStatus = "notStarted"
+	McpConnStarting               McpServerConnectionStatus = "starting"
+	McpConnConnected              McpServerConnectionStatus = "connected"
+	McpConnAuthenticationRequired McpServerConnectionStatus = "authenticationRequired"
+	McpConnFailed                 McpServerConnectionStatus = "failed"
+	McpConnCancelled              McpServerConnectionStatus = "cancelled"
+	McpConnDisabled               McpServerConnectionStatus = "disabled"
+)
+
+func (McpServerConnectionStatus) wireValues() []string {
+	return values(McpConnNotStarted, McpConnStarting, McpConnConnected, McpConnAuthenticationRequired, McpConnFailed, McpConnCancelled, McpConnDisabled)
+}
+
+// McpServerStatusUpdatedNotification reports an MCP server starting, ready
+// or failed (mcpServer/startupStatus/updated).
+type McpServerStatusUpdatedNotification struct {
+	Name          string                         `json:"name"`
+	Status        McpServerStartupState          `json:"status"`
+	Error         *string                        `json:"error"`
+	FailureReason *McpServerStartupFailureReason `json:"failureReason"`
+	ThreadID      *string                        `json:"threadId"`
+}
+
+// McpServerStartupState is a step of an MCP server's start.
+type McpServerStartupState string
+
+// Startup states.
+const (
+	McpStartupStarting  McpServerStartupState = "starting"
+	McpStartupReady     McpServerStartupState = "ready"
+	McpStartupFailed    McpServerStartupState = "failed"
+	McpStartupCancelled McpServerStartupState = "cancelled"
+)
+
+func (McpServerStartupState) wireValues() []string {
+	return values(McpStartupStarting, McpStartupReady, McpStartupFailed, McpStartupCancelled)
+}
+
+// McpServerStartupFailureReason says why a start failed, when a client
+// can act on it.
+type McpServerStartupFailureReason string
+
+// Failure reasons.
+const McpReauthenticationRequired McpServerStartupFailureReason = "reauthenticationRequired"
+
+func (McpServerStartupFailureReason) wireValues() []string {
+	return values(McpReauthenticationRequired)
+}
+
+// McpToolCallProgressNotification is an MCP server's progress report for
+// a running mcpToolCall item (item/mcpToolCall/progress).
+type McpToolCallProgressNotification struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	ItemID   string `json:"itemId"`
+	Message  string `json:"message"`
+}
+
+// McpResourceReadParams are the params of mcpServer/resource/read.
+type McpResourceReadParams struct {
+	Server       string  `json:"server"`
+	URI          string  `json:"uri"`
+	ThreadID     *string `json:"threadId,omitempty"`
+	ConnectorID  *string `json:"connectorId,omitempty"`
+	OriginCallID *string `json:"originCallId,omitempty"`
+	Target       any     `json:"target,omitempty"`
+	Meta         any     `json:"_meta,omitempty"`
+}
+
+// McpResourceReadResponse is the resource's contents, in the server's
+// JSON (text or blob, with uri and mimeType).
+type McpResourceReadResponse struct {
+	Contents     List[any] `json:"contents"`
+	OriginCallID *string   `json:"originCallId" wire:"optional"`
+}
+
+// McpServerToolCallParams are the params of mcpServer/tool/call: a
+// client calls a tool itself.
+type McpServerToolCallParams struct {
+	ThreadID  string `json:"threadId"`
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`
+	Arguments any    `json:"arguments,omitempty"`
+	Meta      any    `json:"_meta,omitempty"`
+}
+
+// McpServerToolCallResponse is the tool's result.
+type McpServerToolCallResponse struct {
+	Content           List[any] `json:"content"`
+	StructuredContent any       `json:"structuredContent" wire:"optional"`
+	IsError           *bool     `json:"isError" wire:"optional"`
+	Meta              any       `json:"_meta" wire:"optional"`
 }
 
 // McpTool is a tool an MCP server offers.
@@ -153,13 +252,27 @@ type SkillsListEntry struct {
 type SkillMetadata struct {
 	Name             string     `json:"name"`
 	Description      string     `json:"description"`
-	ShortDescription *string    `json:"shortDescription"`
-	Interface        any        `json:"interface" wire:"optional"`
-	Dependencies     any        `json:"dependencies" wire:"optional"`
+	ShortDescription *string    `json:"shortDescription,omitempty"`
+	Interface        any        `json:"interface,omitempty" wire:"optional"`
+	Dependencies     any        `json:"dependencies,omitempty" wire:"optional"`
 	Path             string     `json:"path"`
 	Scope            SkillScope `json:"scope"`
 	Enabled          bool       `json:"enabled"`
 	PluginID         *string    `json:"pluginId"`
+}
+
+// SkillsConfigWriteParams are the params of skills/config/write: a skill
+// chosen by its SKILL.md path or by its name (exactly one), enabled or
+// not.
+type SkillsConfigWriteParams struct {
+	Enabled bool    `json:"enabled"`
+	Name    *string `json:"name"`
+	Path    *string `json:"path"`
+}
+
+// SkillsConfigWriteResponse is the result of skills/config/write.
+type SkillsConfigWriteResponse struct {
+	EffectiveEnabled bool `json:"effectiveEnabled"`
 }
 
 // SkillScope is where a skill is defined.

@@ -248,3 +248,39 @@ func (t DynamicNamespaceTool) MarshalJSON() ([]byte, error) { return marshalUnio
 
 // UnmarshalJSON decodes the union (see union.go).
 func (t *DynamicNamespaceTool) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, t) }
+
+// McpServerElicitationRequestParams ask the user, for an MCP server,
+// either to approve one of its tool calls or to fill in the form the
+// server sent (mcpServer/elicitation/request). The reference's schema
+// makes it one variant per mode; agentd sends the "form" mode, so the
+// fields of the other modes are optional here.
+type McpServerElicitationRequestParams struct {
+	ThreadID        string  `json:"threadId"`
+	TurnID          *string `json:"turnId"`
+	ServerName      string  `json:"serverName"`
+	Mode            string  `json:"mode" wire:"optional"`
+	Message         string  `json:"message" wire:"optional"`
+	RequestedSchema any     `json:"requestedSchema" wire:"optional"`
+	Meta            any     `json:"_meta,omitempty" wire:"optional"`
+}
+
+// McpServerElicitationRequestResponse is the user's answer.
+type McpServerElicitationRequestResponse struct {
+	Action  McpServerElicitationAction `json:"action"`
+	Content any                        `json:"content" wire:"optional"`
+	Meta    any                        `json:"_meta" wire:"optional"`
+}
+
+// McpServerElicitationAction is what the user did with an elicitation.
+type McpServerElicitationAction string
+
+// Elicitation actions.
+const (
+	ElicitationAccept  McpServerElicitationAction = "accept"
+	ElicitationDecline McpServerElicitationAction = "decline"
+	ElicitationCancel  McpServerElicitationAction = "cancel"
+)
+
+func (McpServerElicitationAction) wireValues() []string {
+	return values(ElicitationAccept, ElicitationDecline, ElicitationCancel)
+}

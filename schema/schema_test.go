@@ -156,7 +156,9 @@ func branches(b *bundle, m map[string]any) map[string]map[string]any {
 // {detail, type} plus anyOf [{url}, {fileId}]).
 func properties(b *bundle, m map[string]any) map[string]any {
 	props, _ := m["properties"].(map[string]any)
-	alts := asList(m["anyOf"])
+	// A property of any alternative (a flat struct of ours may stand for
+	// the reference's variants, as for mcpServer/elicitation/request).
+	alts := append(asList(m["anyOf"]), asList(m["oneOf"])...)
 	if len(alts) == 0 {
 		return props
 	}

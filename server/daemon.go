@@ -67,12 +67,16 @@ func NewLive(live *config.Live, log *zap.Logger, m *metrics.Metrics) *rpc.Server
 	if os.Getenv(TestHooksEnv) == "1" {
 		hooks = &testHooks{}
 	}
-	if err := threads.Register(s, threads.Options{Live: live, Log: log, Version: Version, Cwd: cwd, Observer: threadObs,
+	var configWritten func()
+	if layer, err := threads.Register(s, threads.Options{Live: live, Log: log, Version: Version, Cwd: cwd, Observer: threadObs,
 		RolloutWriteFault: hooks.rolloutWriteFault()}); err != nil {
 		// The daemon still serves the handshake and the utility methods.
 		log.Error("thread layer unavailable", zap.Error(err))
+	} else {
+		// A config write that changes [mcp_servers] applies at once.
+		configWritten = layer.ReloadMCP
 	}
-	utility.Register(s, utility.Options{Live: live, Log: log, Cwd: cwd})
+	utility.Register(s, utility.Options{Live: live, Log: log, Cwd: cwd, ConfigWritten: configWritten})
 	if hooks != nil {
 		registerTestHooks(s, hooks)
 	}

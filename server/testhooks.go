@@ -90,13 +90,23 @@ func registerTestHooks(s *rpc.Server, h *testHooks) {
 		h.diskFull.Store(p.Fail)
 		return map[string]bool{"fail": p.Fail}, nil
 	})
-	rpc.Handle(s, "test/sleep", func(ctx context.Context, _ *rpc.Request, p *testSleepParams) (any, error) {
+	// test/sleep stands for work a shutdown waits for (or gives up at
+	// its deadline) and that the client may cancel ($/cancelRequest): a
+	// drain does not stop it, though it is Cancellable.
+	rpc.Handle(s, "test/sleep", func(ctx context.Context, r *rpc.Request, p *testSleepParams) (any, error) {
 		t := time.NewTimer(time.Duration(p.Ms) * time.Millisecond)
 		defer t.Stop()
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			if !rpc.ShuttingDown(ctx) {
+				return nil, ctx.Err()
+			}
+			select {
+			case <-t.C:
+			case <-r.Conn().Context().Done():
+				return nil, ctx.Err()
+			}
 		}
 		return map[string]int64{"slept": p.Ms}, nil
 	})

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,27 +22,7 @@ const codeRequestCancelled = -32800
 // runs stops, answers -32800 saying how many entries it removed, and
 // leaves exactly the rest of the tree.
 func TestCancelLargeRemove(t *testing.T) {
-	tree := filepath.Join(t.TempDir(), "big")
-	const dirs, files = 40, 125
-	watcher, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close()
-	for i := range dirs {
-		sub := filepath.Join(tree, fmt.Sprintf("d%03d", i))
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for j := range files {
-			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d", j)), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := watcher.Add(sub); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tree, watcher := watchedTree(t)
 	total := countEntries(t, tree)
 
 	d := Start(t, Options{})
@@ -75,6 +56,72 @@ func TestCancelLargeRemove(t *testing.T) {
 	}
 	// The connection goes on.
 	fsCall(t, c, "fs/getMetadata", map[string]any{"path": tree}, nil)
+}
+
+// A large recursive fs/remove (in the test's own tree) running when the
+// daemon gets SIGTERM stops at once, rather than at the shutdown
+// deadline, answers -32603 saying how many entries it removed, and the
+// daemon exits 0.
+func TestShutdownStopsLargeRemove(t *testing.T) {
+	tree, watcher := watchedTree(t)
+	total := countEntries(t, tree)
+
+	d := Start(t, Options{Config: []string{"server.shutdown_timeout_ms=600000"}})
+	c := d.Stdio()
+	c.Initialize("shutdown", nil)
+	id := c.Request("fs/remove", map[string]any{"path": tree})
+	waitRemoval(t, watcher)
+	d.Signal(syscall.SIGTERM)
+	m := c.Response(id)
+	if m.Error == nil || m.Error.Code != codeInternal {
+		t.Fatalf("want -32603, got %s", m.Raw)
+	}
+	re := regexp.MustCompile(`^fs/remove of ` + regexp.QuoteMeta(tree) + ` stopped after removing (\d+) entries: the server is shutting down$`)
+	sub := re.FindStringSubmatch(m.Error.Message)
+	if sub == nil {
+		t.Fatalf("message %q", m.Error.Message)
+	}
+	removed, _ := strconv.Atoi(sub[1])
+	left := countEntries(t, tree)
+	t.Logf("stopped by the shutdown after removing %d of %d entries", removed, total)
+	if removed == 0 || left == 0 || removed+left != total {
+		t.Fatalf("removed %d, %d left of %d: not stopped mid-way, or not said", removed, left, total)
+	}
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if d.HasLog(LogMsg("shutdown deadline reached; abandoning in-flight work")) {
+		t.Fatal("the removal was given up at the deadline, not stopped")
+	}
+}
+
+// watchedTree makes a tree of 40 directories of 125 empty files in the
+// test's temporary directory, and a watcher of its directories (to see
+// a removal begin).
+func watchedTree(t *testing.T) (string, *fsnotify.Watcher) {
+	t.Helper()
+	tree := filepath.Join(t.TempDir(), "big")
+	const dirs, files = 40, 125
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watcher.Close() })
+	for i := range dirs {
+		sub := filepath.Join(tree, fmt.Sprintf("d%03d", i))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range files {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d", j)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := watcher.Add(sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree, watcher
 }
 
 // A large recursive fs/copy cancelled while it runs stops, answers -32800

@@ -106,9 +106,11 @@ func TestConfigWriteReloadsForNewThreads(t *testing.T) {
 	c := d.Stdio()
 	c.Initialize("writer", nil)
 	var w writeResult
-	validResult(t, "config/value/write", c.Call("config/value/write", map[string]any{"keyPath": "model", "value": "model-c", "mergeStrategy": "replace"}), &w)
+	id := c.Request("config/value/write", map[string]any{"keyPath": "model", "value": "model-c", "mergeStrategy": "replace"})
+	validResult(t, "config/value/write", c.Response(id), &w)
 	l := d.WaitLog(LogMsg("reloaded the configuration"))
-	if l.Str("trigger") != "config write" || l.Str("model") != "model-c" {
+	// Logged as the write's: with its connection and request ids.
+	if l.Str("trigger") != "config write" || l.Str("model") != "model-c" || l.Str("request") != string(id) || l.Fields["conn"] == nil {
 		t.Fatalf("reload logged %s", l.Raw)
 	}
 	if _, model := threadModel(t, c); model != "model-c" {

@@ -67,6 +67,18 @@ var deviations = []deviation{
 		apply:     insertBefore("notify item/completed commandExecution ", "notify item/commandExecution/outputDelta"),
 	},
 	{
+		scenarios: []string{"review"},
+		what:      "no item/started for the reviewer's own message",
+		why:       "the reference leaks the reviewer sub-agent's streaming agentMessage (its raw JSON answer) as an item/started that never completes (protocol map §3.18); agentd shows the reviewer's answer once, read and rendered, as exitedReviewMode and the agentMessage after it",
+		apply:     removeFirstAfter("response review/start ", "notify item/started agentMessage "),
+	},
+	{
+		scenarios: []string{"review"},
+		what:      "account/rateLimits/updated after the reviewer's response",
+		why:       "the rate limits a provider reports with every response are the account's, whoever made the request; the reference keeps the reviewer's events on its sub-agent thread. The reviewer's token usage is not the thread's and is not reported, as in the reference",
+		apply:     insertBefore("notify item/started exitedReviewMode ", "notify account/rateLimits/updated params{rateLimits}"),
+	},
+	{
 		scenarios: []string{"plan-tool-turn"},
 		what:      "update_plan is offered by default",
 		why:       "the reference offers it only with [tools.update_plan] enabled = true, which its run set; agentd needs no setting",

@@ -51,8 +51,10 @@ func confTicks(respID string) mockmodel.Response {
 // reproduce it.
 type confScenario struct {
 	name string
-	// file is the transcript; untilNote cuts it at a recorder's note.
-	file, untilNote string
+	// file is the transcript; untilNote cuts it at a recorder's note;
+	// fromNote, when set, skips what lies between the thread's start and
+	// that note.
+	file, fromNote, untilNote string
 	// model returns the scripted replies; hooks, when set, sees agentd's
 	// events (to open gates).
 	model       func() ([]mockmodel.Response, func(wireEvent))
@@ -87,6 +89,9 @@ var confScenarios = []confScenario{
 		mockmodel.SSE(mockmodel.Created("resp_2"), mockmodel.Failed("resp_2", "server_error", "mock response.failed event")))},
 	{name: "failed-then-ok", model: confScript(mockmodel.Status(400, confBody400), confText("resp_2"))},
 	{name: "steer", file: "threadops.jsonl", untilNote: "shellCommand (no active turn)", model: confSteerModel, allowUnused: true},
+	// A custom review whose reviewer answers in plain text, then a
+	// detached review (refused); the thread's earlier turns are skipped.
+	{name: "review", file: "threadops.jsonl", fromNote: "review", model: confScript(confText("resp_1"))},
 	{name: "dynamic-tool-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "lookup_ticket", `{"id":"ABC-123"}`)), confText("resp_2"))},
 	{name: "user-input-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "request_user_input",
 		`{"questions":[{"id":"color_choice","header":"Color","question":"Which color?","options":[{"label":"Red (Recommended)","description":"Warm"},{"label":"Blue","description":"Cool"}]}]}`)), confText("resp_2"))},
@@ -180,7 +185,7 @@ func TestConformance(t *testing.T) {
 			if file == "" {
 				file = sc.name + ".jsonl"
 			}
-			recs := loadTranscript(t, file, sc.untilNote)
+			recs := loadTranscript(t, file, sc.fromNote, sc.untilNote)
 			var opts []mockmodel.Option
 			if sc.allowUnused {
 				opts = append(opts, mockmodel.AllowUnused())

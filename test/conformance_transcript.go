@@ -50,8 +50,10 @@ func (r refRecord) isResponse() bool {
 
 // loadTranscript reads a transcript by base name ("text-turn.jsonl"),
 // skipping the test when the directory is not there. With untilNote set,
-// it stops at the first note with that text.
-func loadTranscript(t testing.TB, name, untilNote string) []refRecord {
+// it stops at the first note with that text. With fromNote set, it keeps
+// what precedes the first note (the handshake and the thread's start) and
+// what follows the note with that text, and skips what is between.
+func loadTranscript(t testing.TB, name, fromNote, untilNote string) []refRecord {
 	t.Helper()
 	path := filepath.Join(TranscriptDir(), name)
 	f, err := os.Open(path)
@@ -63,6 +65,7 @@ func loadTranscript(t testing.TB, name, untilNote string) []refRecord {
 	}
 	defer f.Close()
 	var out []refRecord
+	skipping, foundFrom := false, fromNote == ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -80,12 +83,19 @@ func loadTranscript(t testing.TB, name, untilNote string) []refRecord {
 			if untilNote != "" && rec.Note == untilNote {
 				return out
 			}
+			if !foundFrom {
+				skipping = rec.Note != fromNote
+				foundFrom = !skipping
+			}
 			continue
 		case "in":
 			r.FromServer = true
 		case "out":
 		default:
 			t.Fatalf("%s:%d: unknown direction %q", path, line, rec.Dir)
+		}
+		if skipping {
+			continue
 		}
 		if err := json.Unmarshal(rec.Msg, &r.Msg); err != nil {
 			t.Fatalf("%s:%d: message is not an object: %v", path, line, err)
@@ -94,6 +104,9 @@ func loadTranscript(t testing.TB, name, untilNote string) []refRecord {
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if !foundFrom {
+		t.Fatalf("%s: no note %q", path, fromNote)
 	}
 	if untilNote != "" {
 		t.Fatalf("%s: no note %q", path, untilNote)

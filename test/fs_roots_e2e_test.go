@@ -147,3 +147,56 @@ func TestFsRootFlag(t *testing.T) {
 		}
 	}
 }
+
+// A recursive fs/copy merged into an existing destination inside the root
+// does not write through links already in it to places outside the root:
+// the copy is refused, naming the link, and the files outside keep their
+// bytes. Every path is in the test's temporary tree.
+func TestFsCopyDoesNotFollowLinksInTheDestination(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, outside := filepath.Join(tmp, "work"), filepath.Join(tmp, "outside")
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, path string) {
+		t.Helper()
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "src", "sub", "f.txt"), "copied")
+	write(filepath.Join(root, "src2", "g.txt"), "copied")
+	write(filepath.Join(outside, "d", "f.txt"), "outside")
+	write(filepath.Join(outside, "g.txt"), "outside")
+	if err := os.MkdirAll(filepath.Join(root, "dst"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(filepath.Join(outside, "d"), filepath.Join(root, "dst", "sub"))
+	link(filepath.Join(outside, "g.txt"), filepath.Join(root, "dst", "g.txt"))
+
+	d := Start(t, Options{Args: []string{"--fs-root", root}})
+	c := d.Stdio()
+	c.Initialize("roots", nil)
+	for _, src := range []string{"src", "src2"} {
+		via := filepath.Join(root, "dst", "sub")
+		if src == "src2" {
+			via = filepath.Join(root, "dst", "g.txt")
+		}
+		WantError(t, c.Call("fs/copy", map[string]any{"sourcePath": filepath.Join(root, src), "destinationPath": filepath.Join(root, "dst"), "recursive": true}),
+			codeInvalidRequest, "fs/copy will not write through the symbolic link "+via+" in the destination")
+	}
+	for _, p := range []string{filepath.Join(outside, "d", "f.txt"), filepath.Join(outside, "g.txt")} {
+		if data, err := os.ReadFile(p); err != nil || string(data) != "outside" {
+			t.Fatalf("%s outside the root: %q, %v", p, data, err)
+		}
+	}
+}

@@ -47,6 +47,24 @@ func BuildAgentd(dir string) (string, error) {
 	return out, nil
 }
 
+// BuildMCPServer builds the test MCP server (test/mcpserver) into dir and
+// returns its path.
+func BuildMCPServer(dir string) (string, error) {
+	out := filepath.Join(dir, "mcpserver")
+	cmd := exec.Command("go", "build", "-o", out, "github.com/agentd-dev/agentd/test/mcpserver")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building the test MCP server: %v\n%s", err, stderr.String())
+	}
+	return out, nil
+}
+
+var mcpServerBinary string
+
+// MCPServer returns the test MCP server built by TestMain.
+func MCPServer() string { return mcpServerBinary }
+
 // SetBinary records the binary the harness starts.
 func SetBinary(path string) { binary = path }
 

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// TestMain builds the agentd binary once for every test of the package.
+// TestMain builds the agentd binary (and the test MCP server) once for
+// every test of the package.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "agentd-bin")
 	if err != nil {
@@ -20,6 +21,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	SetBinary(bin)
+	if mcpServerBinary, err = BuildMCPServer(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -194,7 +194,7 @@ sandbox_mode = "danger-full-access"`), Options{})
 func TestScopeOperateWithinLimits(t *testing.T) {
 	m := mockmodel.New(t)
 	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "ran"), mockmodel.Completed("resp_1", usage())))
-	d := startScoped(t, mockConfig(m, ""), Options{})
+	d := startScoped(t, mockConfig(m, `sandbox_mode = "workspace-write"`), Options{})
 	configFile := filepath.Join(d.Home, "config.toml")
 	op := dialAs(t, d, operateToken, "operator")
 	work := t.TempDir()

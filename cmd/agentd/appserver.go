@@ -137,6 +137,12 @@ func (f *serveFlags) listenURLs(listenGiven bool) ([]string, error) {
 }
 
 func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
+	// First of all, as the configuration may read them: the secret
+	// variables a re-executed daemon was handed (see secrets.go).
+	restored, reexecuted, err := restoreSecrets()
+	if err != nil {
+		return err
+	}
 	opts, err := g.configOptions()
 	if err != nil {
 		return err
@@ -186,6 +192,22 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	if err := os.MkdirAll(opts.Home, 0o700); err != nil {
+		return fmt.Errorf("creating home directory: %w", err)
+	}
+	cfg, err := config.Load(opts)
+	if err != nil {
+		return err
+	}
+	// Before anything starts or takes systemd's sockets (which would mark
+	// them close-on-exec): this may re-execute the process.
+	if reexecuted {
+		log.Info("re-executed without the secret variables in the environment block", zap.Strings("names", restored))
+	} else if err := hideSecrets(cfg.SecretVariables(), log); errors.Is(err, errNoReexec) {
+		log.Warn("the secret variables stay in the environment block (/proc/<pid>/environ): re-executing failed", zap.Error(err))
+	} else if err != nil {
+		return err
+	}
 	// From here on SIGHUP reloads (once the daemon serves) rather than
 	// kills.
 	hup := make(chan os.Signal, 1)
@@ -197,13 +219,6 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 			log.Warn("LISTEN_FDS is set but no socket was passed to this process; serving stdio")
 			listen = []string{"stdio://"}
 		}
-	}
-	if err := os.MkdirAll(opts.Home, 0o700); err != nil {
-		return fmt.Errorf("creating home directory: %w", err)
-	}
-	cfg, err := config.Load(opts)
-	if err != nil {
-		return err
 	}
 	for _, w := range cfg.Warnings {
 		log.Warn("config warning: "+w.Summary, zap.String("details", w.Details))

@@ -5,6 +5,7 @@
 //	agentd app-server proxy [--sock PATH]
 //	agentd app-server generate-json-schema --out DIR [--experimental]
 //	agentd app-server generate-ts --out DIR [--experimental]
+//	agentd exec [PROMPT|-]   (and agentd exec resume ID|--last)
 //	agentd schema --out DIR [--experimental]
 //	agentd version
 package main

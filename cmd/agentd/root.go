@@ -46,7 +46,7 @@ stdio, WebSocket and Unix sockets, so Codex clients can use it unchanged.`,
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.logFormat, "log-format", "console", "log format on stderr: console or json")
 
-	root.AddCommand(newAppServerCmd(g, "serve"), newAppServerCmd(g, "app-server"), newSchemaCmd(), newVersionCmd())
+	root.AddCommand(newAppServerCmd(g, "serve"), newAppServerCmd(g, "app-server"), newExecCmd(g), newSchemaCmd(), newVersionCmd())
 	return root
 }
 

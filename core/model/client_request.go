@@ -69,9 +69,19 @@ func (c *Client) setHeaders(h http.Header, meta CallMeta, key string) {
 	}
 	h.Set("User-Agent", ua)
 	if meta.ThreadID != "" {
-		h.Set("session-id", meta.ThreadID)
+		session := meta.SessionID
+		if session == "" {
+			session = meta.ThreadID
+		}
+		h.Set("session-id", session)
 		h.Set("thread-id", meta.ThreadID)
 		h.Set("x-client-request-id", meta.ThreadID)
+	}
+	if meta.SubAgent != "" {
+		h.Set("x-openai-subagent", meta.SubAgent)
+	}
+	if meta.ParentThreadID != "" {
+		h.Set("x-codex-parent-thread-id", meta.ParentThreadID)
 	}
 	if meta.Traceparent != "" {
 		h.Set("traceparent", meta.Traceparent)

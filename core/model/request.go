@@ -47,6 +47,15 @@ type CallMeta struct {
 	UserAgent  string
 	ThreadID   string
 	TurnID     string
+	// SessionID is the session the thread belongs to (session-id); ""
+	// means the thread's own id. A sub-agent's requests carry its parent
+	// thread's.
+	SessionID string
+	// SubAgent names the sub-agent making the request ("review"), sent
+	// as x-openai-subagent; ParentThreadID is the thread it works for
+	// (x-codex-parent-thread-id).
+	SubAgent       string
+	ParentThreadID string
 	// Traceparent and Tracestate, when set, carry the caller's W3C trace
 	// context to the provider.
 	Traceparent string

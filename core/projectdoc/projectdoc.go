@@ -102,6 +102,11 @@ func Load(cwd string, o Options) Doc {
 	return d
 }
 
+// Dirs are the directories from the project root (the nearest ancestor of
+// cwd holding one of markers) down to cwd, root first; without a root,
+// cwd alone. The skills search walks the same directories.
+func Dirs(cwd string, markers []string) []string { return searchDirs(cwd, markers) }
+
 // searchDirs are the directories from the project root down to cwd.
 func searchDirs(cwd string, markers []string) []string {
 	cwd = filepath.Clean(cwd)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -50,14 +51,34 @@ func allItems() []core.TurnItem {
 		core.DynamicToolCallItem{ID: "call_4", Tool: "lookup", Namespace: "ns", Arguments: json.RawMessage(`{"q":1}`),
 			Status: core.StatusCompleted, Success: ptr(true), DurationMs: ptr(int64(7)),
 			ContentItems: []core.DynamicContentItem{{Type: "inputText", Text: "r"}, {Type: "inputImage", ImageURL: "u"}, {Type: "inputAudio", AudioURL: "a"}}},
+		core.McpToolCallItem{ID: "call_5", Server: "srv", Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`),
+			Status: core.StatusCompleted, ReadOnly: ptr(true), DurationMs: ptr(int64(3)),
+			Result: &core.McpToolResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)},
+				StructuredContent: json.RawMessage(`{"ok":true}`), Meta: json.RawMessage(`{"k":"v"}`)}},
+		core.McpToolCallItem{ID: "call_6", Server: "srv", Tool: "slow", Arguments: json.RawMessage(`{}`),
+			Status: core.StatusFailed, Error: "tool call error: timed out", DurationMs: ptr(int64(2000))},
 		core.ContextCompactionItem{ID: "cc1"},
 		core.WebSearchItem{ID: "ws_1", Query: "q", Action: core.WebSearchAction{Kind: core.WebSearchSearch, Query: "q", Queries: []string{"q", "r"}}},
 		core.WebSearchItem{ID: "ws_2", Query: "https://x", Action: core.WebSearchAction{Kind: core.WebSearchOpenPage, URL: "https://x"}},
 		core.WebSearchItem{ID: "ws_3", Query: "'p' in https://x", Action: core.WebSearchAction{Kind: core.WebSearchFindInPage, URL: "https://x", Pattern: "p"}},
 		core.WebSearchItem{ID: "ws_4", Action: core.WebSearchAction{Kind: core.WebSearchOther}},
-		core.ImageViewItem{ID: "call_5", Path: "/w/shot.png"},
+		core.ImageViewItem{ID: "call_7", Path: "/w/shot.png"},
 		core.ImageGenerationItem{ID: "ig_1", Status: "completed", RevisedPrompt: "a dot", Result: "iVBORw0KGgo=", SavedPath: "/h/generated_images/t/ig_1.png"},
+		core.EnteredReviewModeItem{ID: "rv1", Target: review.Target{Kind: review.Commit, SHA: "abc1234def", Title: "tidy"}, Hint: "commit abc1234: tidy"},
+		core.EnteredReviewModeItem{ID: "rv2", Target: review.Target{Kind: review.BaseBranch, Branch: "main"}, Hint: "changes against 'main'"},
+		core.EnteredReviewModeItem{ID: "rv3", Target: review.Target{Kind: review.Custom, Instructions: "look"}, Hint: "look"},
+		core.EnteredReviewModeItem{ID: "rv4", Target: review.Target{Kind: review.UncommittedChanges}, Hint: "current changes"},
+		exitedWith(review.Output{OverallExplanation: "One bug.", OverallCorrectness: "patch is incorrect", OverallConfidenceScore: 0.5,
+			Findings: []review.Finding{{Title: "[P1] Fix", Body: "b", ConfidenceScore: 0.9, Priority: ptr(1),
+				CodeLocation: review.Location{AbsoluteFilePath: "/w/a.go", LineRange: review.LineRange{Start: 2, End: 3}}}}}),
+		exitedWith(review.Output{OverallExplanation: "plain text"}),
+		core.ExitedReviewModeItem{ID: "rv7", Review: "The review was interrupted."},
 	}
+}
+
+// exitedWith is an exitedReviewMode item with out and its text.
+func exitedWith(out review.Output) core.ExitedReviewModeItem {
+	return core.ExitedReviewModeItem{ID: "rv-" + out.OverallExplanation, Output: &out, Review: out.Render()}
 }
 
 // writeEvents writes a format 2 rollout of evs (after a session_meta)
@@ -185,8 +206,8 @@ var referenceEventTypes = map[string]bool{
 	"task_started": true, "task_complete": true, "turn_aborted": true, "error": true, "token_count": true,
 	"user_message": true, "agent_message": true, "agent_reasoning": true, "agent_reasoning_raw_content": true,
 	"exec_command_begin": true, "exec_command_end": true, "patch_apply_begin": true, "patch_apply_end": true,
-	"dynamic_tool_call_request": true, "dynamic_tool_call_response": true, "item_completed": true,
-	"context_compacted": true, "thread_rolled_back": true,
+	"dynamic_tool_call_request": true, "dynamic_tool_call_response": true, "item_started": true, "item_completed": true,
+	"context_compacted": true, "thread_rolled_back": true, "entered_review_mode": true, "exited_review_mode": true,
 }
 
 // snakeKey is a reference field name, or an agentd one.
@@ -331,6 +352,38 @@ func TestTurnContextModeRoundTrip(t *testing.T) {
 		}
 		if got := w.turnContext().Mode; got != want {
 			t.Errorf("%s read as %+v, want %+v", rec, got, want)
+		}
+	}
+}
+
+// "result" is an object in an McpToolCall item and a base64 string in an
+// ImageGeneration item: each is read by its item's type, and the other
+// shape is an error naming the type, not a lost result.
+func TestTypedItemResultByType(t *testing.T) {
+	cases := []struct {
+		item string
+		want core.TurnItem
+	}{
+		{`{"type":"ImageGeneration","id":"ig","status":"completed","result":"aGk="}`,
+			core.ImageGenerationItem{ID: "ig", Status: "completed", Result: "aGk="}},
+		{`{"type":"McpToolCall","id":"c","server":"s","tool":"t","arguments":null,"status":"completed","result":{"content":[]}}`,
+			core.McpToolCallItem{ID: "c", Server: "s", Tool: "t", Status: core.StatusCompleted, Result: &core.McpToolResult{Content: []json.RawMessage{}}}},
+		{`{"type":"McpToolCall","id":"c","server":"s","tool":"t","arguments":null,"status":"failed","result":null,"error":{"message":"no"}}`,
+			core.McpToolCallItem{ID: "c", Server: "s", Tool: "t", Status: core.StatusFailed, Error: "no"}},
+		{`{"type":"ImageGeneration","id":"ig","status":"completed","result":{"content":[]}}`, nil},
+		{`{"type":"McpToolCall","id":"c","server":"s","tool":"t","arguments":{},"status":"completed","result":"aGk="}`, nil},
+	}
+	for _, tc := range cases {
+		b := []byte(`{"type":"item_completed","thread_id":"th","turn_id":"tu","item":` + tc.item + `}`)
+		r, err := decodeTypedItem(b, true)
+		if tc.want == nil {
+			if err == nil || !strings.Contains(err.Error(), "result") {
+				t.Errorf("%s: decoded %+v, err %v; want a result error", tc.item, r.item, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(r.item, tc.want) {
+			t.Errorf("%s:\n got %#v, %v\nwant %#v", tc.item, r.item, err, tc.want)
 		}
 	}
 }

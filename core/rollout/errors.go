@@ -20,6 +20,10 @@ var (
 	ErrNotArchived = errors.New("rollout: thread not archived")
 	// ErrTurnNotFound: a fork asked for a turn the thread does not have.
 	ErrTurnNotFound = errors.New("rollout: turn not found")
+	// ErrMetaTooLarge: a new thread's session_meta (its first line)
+	// would be longer than MetaLineBytes, so no reader would take the
+	// file as a rollout.
+	ErrMetaTooLarge = errors.New("rollout: session metadata too large")
 	// ErrInvalidCursor: List was given a cursor it did not make.
 	ErrInvalidCursor = errors.New("rollout: invalid cursor")
 	// ErrInvalidThreadID: the id cannot name a rollout file.

@@ -319,6 +319,12 @@ func withID(it core.TurnItem, id string) core.TurnItem {
 	case core.ContextCompactionItem:
 		v.ID = id
 		return v
+	case core.EnteredReviewModeItem:
+		v.ID = id
+		return v
+	case core.ExitedReviewModeItem:
+		v.ID = id
+		return v
 	}
 	return it
 }

@@ -118,6 +118,11 @@ func settle(it core.TurnItem) (core.TurnItem, bool) {
 			v.Status = core.StatusFailed
 		}
 		return v, true
+	case core.McpToolCallItem:
+		if v.Status == core.StatusInProgress {
+			v.Status = core.StatusFailed
+		}
+		return v, true
 	case core.AgentMessageItem:
 		return v, v.Text != ""
 	case core.ReasoningItem:

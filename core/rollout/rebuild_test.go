@@ -140,13 +140,14 @@ func TestStaleItemsOfEndedTurnAreSettled(t *testing.T) {
 	ev(core.ItemStarted{Item: core.CommandExecutionItem{ID: "c1", Command: "sleep 100", Status: core.StatusInProgress}})
 	ev(core.ItemStarted{Item: core.FileChangeItem{ID: "f1", Status: core.StatusInProgress}})
 	ev(core.ItemStarted{Item: core.DynamicToolCallItem{ID: "d1", Status: core.StatusInProgress}})
+	ev(core.ItemStarted{Item: core.McpToolCallItem{ID: "mcp1", Server: "s", Tool: "slow", Status: core.StatusInProgress}})
 	ev(core.ItemStarted{Item: core.AgentMessageItem{ID: "m1"}})
 	ev(core.ItemStarted{Item: core.ReasoningItem{ID: "r1"}})
 	ev(core.TurnAborted{Reason: core.AbortInterrupted})
 	r.Close(ctx)
 	th := mustRead(t, r.Path(), ReadOptions{})
 	items := th.Turns[0].Items
-	if len(items) != 4 { // user message + three tools; empty message and reasoning dropped
+	if len(items) != 5 { // user message + four tools; empty message and reasoning dropped
 		t.Fatalf("items %+v", items)
 	}
 	for _, it := range items[1:] {
@@ -157,6 +158,8 @@ func TestStaleItemsOfEndedTurnAreSettled(t *testing.T) {
 		case core.FileChangeItem:
 			st = v.Status
 		case core.DynamicToolCallItem:
+			st = v.Status
+		case core.McpToolCallItem:
 			st = v.Status
 		}
 		if st != core.StatusFailed {

@@ -175,6 +175,18 @@ func decodeEvent(b []byte) (evRec, error) {
 			return evRec{}, err
 		}
 		return evRec{kind: evkNewItem, item: core.ContextCompactionItem{ID: w.AgentdItemID}, completed: true}, nil
+	case evEnteredReview:
+		it, err := decodeEntered(b)
+		if err != nil {
+			return evRec{}, err
+		}
+		return evRec{kind: evkNewItem, item: it, completed: true}, nil
+	case evExitedReview:
+		it, err := decodeExited(b)
+		if err != nil {
+			return evRec{}, err
+		}
+		return evRec{kind: evkNewItem, item: it, completed: true}, nil
 	case evThreadRolledBack:
 		var w refRolledBack
 		if err := json.Unmarshal(b, &w); err != nil {
@@ -311,11 +323,68 @@ func decodeTypedItem(b []byte, completed bool) (evRec, error) {
 	case "ImageView":
 		r.item = core.ImageViewItem{ID: ti.ID, Path: fileURLPath(ti.Path)}
 	case "ImageGeneration":
-		r.item = core.ImageGenerationItem{ID: ti.ID, Status: ti.Status, RevisedPrompt: ti.RevisedPrompt, Result: ti.Result, SavedPath: ti.SavedPath}
+		var image string
+		if err := decodeResult(ti, &image); err != nil {
+			return evRec{}, err
+		}
+		r.item = core.ImageGenerationItem{ID: ti.ID, Status: ti.Status, RevisedPrompt: ti.RevisedPrompt, Result: image, SavedPath: ti.SavedPath}
+	case "McpToolCall":
+		it, err := mcpItemFromRef(ti, completed)
+		if err != nil {
+			return evRec{}, err
+		}
+		r.item = it
+	case "EnteredReviewMode":
+		it, err := decodeEntered(w.Item)
+		if err != nil {
+			return evRec{}, err
+		}
+		r.item = it
+	case "ExitedReviewMode":
+		it, err := decodeExited(w.Item)
+		if err != nil {
+			return evRec{}, err
+		}
+		r.item = it
 	default:
 		return evRec{}, fmt.Errorf("%w: turn item %q", ErrUnknownType, ti.Type)
 	}
 	return r, nil
+}
+
+func mcpItemFromRef(ti refTypedItem, completed bool) (core.McpToolCallItem, error) {
+	it := core.McpToolCallItem{ID: ti.ID, Server: ti.Server, Tool: ti.Tool, Arguments: ti.Arguments,
+		Status: typedStatus(ti.Status, completed), ReadOnly: ti.ReadOnlyHint}
+	if string(it.Arguments) == "null" {
+		it.Arguments = nil
+	}
+	var r *refMcpResult
+	if err := decodeResult(ti, &r); err != nil {
+		return core.McpToolCallItem{}, err
+	}
+	if r != nil {
+		it.Result = &core.McpToolResult{Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
+	}
+	if ti.Error != nil {
+		it.Error = ti.Error.Message
+	}
+	if ti.Duration != nil {
+		it.DurationMs = ptrTo(ti.Duration.millis())
+	}
+	return it, nil
+}
+
+// decodeResult reads a typed item's "result", whose shape depends on the
+// item's type (an MCP result object, an image's base64 string); absent
+// and null leave v as it is.
+func decodeResult(ti refTypedItem, v any) error {
+	if len(ti.Result) == 0 || string(ti.Result) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(ti.Result, v); err != nil {
+		return fmt.Errorf("rollout: %s item result: %w", ti.Type, err)
+	}
+	return nil
 }
 
 func typedStatus(s string, completed bool) core.ItemStatus {

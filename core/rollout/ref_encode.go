@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -39,6 +40,10 @@ func decide(msg core.EventMsg) persistDecision {
 		return decisionDrop // first-generation duplicates of item events
 	case core.ExecApprovalRequest, core.PatchApprovalRequest, core.UserInputRequest,
 		core.DynamicToolCallRequest:
+		return decisionDrop // pending requests die with the process; the item records the outcome
+	case core.McpToolCallProgress:
+		return decisionDrop // volatile: the completed item holds the result
+	case core.McpToolApprovalRequest, core.McpElicitationRequest, core.McpElicitationEnded:
 		return decisionDrop // pending requests die with the process; the item records the outcome
 	case core.PlanUpdate, core.TurnDiff:
 		return decisionDrop // derivable or re-sent on the next turn; not part of the rebuilt view
@@ -147,8 +152,11 @@ func (e *eventEncoder) itemStarted(it core.TurnItem) error {
 	case core.DynamicToolCallItem:
 		return e.add(refDynamic{Type: evDynamicRequest, CallID: v.ID, TurnID: e.turnID, Tool: v.Tool,
 			Arguments: v.Arguments, AgentdNamespace: v.Namespace})
+	case core.McpToolCallItem:
+		return e.typedItem(evItemStartedRef, mcpItemToRef(v))
 	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem,
-		core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem:
+		core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem,
+		core.EnteredReviewModeItem, core.ExitedReviewModeItem:
 		return nil
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
@@ -206,29 +214,55 @@ func (e *eventEncoder) itemCompleted(it core.TurnItem) error {
 		}
 		return e.add(w)
 	case core.PlanItem:
-		return e.typedItem(refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
+		return e.typedItem(evItemCompletedRef, refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
 	case core.WebSearchItem:
-		return e.typedItem(webSearchToRef(v))
+		return e.typedItem(evItemCompletedRef, webSearchToRef(v))
 	case core.ImageViewItem:
-		return e.typedItem(refImageViewItem{Type: "ImageView", ID: v.ID, Path: "file://" + v.Path})
+		return e.typedItem(evItemCompletedRef, refImageViewItem{Type: "ImageView", ID: v.ID, Path: "file://" + v.Path})
 	case core.ImageGenerationItem:
-		return e.typedItem(imageGenerationToRef(v))
+		return e.typedItem(evItemCompletedRef, imageGenerationToRef(v))
+	case core.McpToolCallItem:
+		return e.typedItem(evItemCompletedRef, mcpItemToRef(v))
 	case core.ContextCompactionItem:
 		return e.add(refContextCompacted{Type: evContextCompactedRef, AgentdItemID: v.ID})
+	case core.EnteredReviewModeItem:
+		return e.add(enteredToRef(v))
+	case core.ExitedReviewModeItem:
+		return e.add(exitedToRef(v))
 	case nil:
 		return fmt.Errorf("rollout: nil turn item")
 	}
 	return fmt.Errorf("rollout: cannot encode turn item %T", it)
 }
 
-// typedItem records a completed item as the reference's paginated
-// threads do: item_completed with the typed item.
-func (e *eventEncoder) typedItem(v any) error {
-	item, err := model.MarshalNoEscape(v)
+// typedItem adds an item_started or item_completed event holding item.
+func (e *eventEncoder) typedItem(typ string, item any) error {
+	b, err := model.MarshalNoEscape(item)
 	if err != nil {
 		return err
 	}
-	return e.add(refItemEvent{Type: evItemCompletedRef, ThreadID: e.threadID, TurnID: e.turnID, Item: item})
+	return e.add(refItemEvent{Type: typ, ThreadID: e.threadID, TurnID: e.turnID, Item: b})
+}
+
+func mcpItemToRef(v core.McpToolCallItem) refMcpItem {
+	w := refMcpItem{Type: "McpToolCall", ID: v.ID, Server: v.Server, Tool: v.Tool, Arguments: v.Arguments,
+		ReadOnlyHint: v.ReadOnly, Status: statusToRef(v.Status)}
+	if len(w.Arguments) == 0 {
+		w.Arguments = nullJSON
+	}
+	if r := v.Result; r != nil {
+		w.Result = &refMcpResult{Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
+		if w.Result.Content == nil {
+			w.Result.Content = []json.RawMessage{}
+		}
+	}
+	if v.Error != "" {
+		w.Error = &refMcpError{Message: v.Error}
+	}
+	if v.DurationMs != nil {
+		w.Duration = durationToRef(*v.DurationMs)
+	}
+	return w
 }
 
 // writtenTyped reports whether a completed item is recorded as a typed

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/core/review"
 )
 
 // Payloads of event_msg records in the reference's schema (format 2). The
@@ -35,6 +36,8 @@ const (
 	evItemCompletedRef    = "item_completed"
 	evContextCompactedRef = "context_compacted"
 	evThreadRolledBack    = "thread_rolled_back"
+	evEnteredReview       = "entered_review_mode"
+	evExitedReview        = "exited_review_mode"
 )
 
 type refTaskStarted struct {
@@ -295,6 +298,31 @@ type refImageGenerationItem struct {
 	SavedPath     string `json:"saved_path,omitempty"`
 }
 
+// refMcpItem is the typed McpToolCall item of item_started and
+// item_completed (the reference writes it in item_completed).
+type refMcpItem struct {
+	Type         string          `json:"type"`
+	ID           string          `json:"id"`
+	Server       string          `json:"server"`
+	Tool         string          `json:"tool"`
+	Arguments    json.RawMessage `json:"arguments"`
+	ReadOnlyHint *bool           `json:"readOnlyHint,omitempty"`
+	Status       string          `json:"status"`
+	Result       *refMcpResult   `json:"result,omitempty"`
+	Error        *refMcpError    `json:"error,omitempty"`
+	Duration     *refDuration    `json:"duration,omitempty"`
+}
+
+type refMcpResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	Meta              json.RawMessage   `json:"_meta,omitempty"`
+}
+
+type refMcpError struct {
+	Message string `json:"message"`
+}
+
 // refTypedItem reads the typed items of item_started and item_completed
 // events (the reference's paginated threads): one struct for every kind,
 // by "type".
@@ -320,8 +348,48 @@ type refTypedItem struct {
 	Action           *refSearchAction         `json:"action"`
 	Path             string                   `json:"path"`
 	RevisedPrompt    string                   `json:"revised_prompt"`
-	Result           string                   `json:"result"`
 	SavedPath        string                   `json:"saved_path"`
+	// Result is an McpToolCall's result object or an ImageGeneration's
+	// base64 string: the two share the key, so it is decoded by type.
+	Result json.RawMessage `json:"result"`
+	// McpToolCall
+	Server       string          `json:"server"`
+	Tool         string          `json:"tool"`
+	Arguments    json.RawMessage `json:"arguments"`
+	ReadOnlyHint *bool           `json:"readOnlyHint"`
+	Error        *refMcpError    `json:"error"`
+}
+
+// refEnteredReview is entered_review_mode: the review request (its
+// target and label); in the reference's paginated threads, the typed
+// EnteredReviewMode item has the same fields and an id.
+type refEnteredReview struct {
+	Type           string          `json:"type"`
+	ID             string          `json:"id,omitempty"`
+	Target         refReviewTarget `json:"target"`
+	UserFacingHint *string         `json:"user_facing_hint"`
+	AgentdItemID   string          `json:"agentd_item_id,omitempty"`
+}
+
+// refReviewTarget is a review target, tagged by "type" with the
+// protocol's names.
+type refReviewTarget struct {
+	Type         string  `json:"type"`
+	Branch       string  `json:"branch,omitempty"`
+	SHA          string  `json:"sha,omitempty"`
+	Title        *string `json:"title,omitempty"`
+	Instructions string  `json:"instructions,omitempty"`
+}
+
+// refExitedReview is exited_review_mode: the reviewer's answer (null when
+// the review ended without one); likewise the typed ExitedReviewMode item.
+type refExitedReview struct {
+	Type         string         `json:"type"`
+	ID           string         `json:"id,omitempty"`
+	ReviewOutput *review.Output `json:"review_output"`
+	AgentdItemID string         `json:"agentd_item_id,omitempty"`
+	// AgentdReview is the text shown when there is no answer.
+	AgentdReview string `json:"agentd_review,omitempty"`
 }
 
 type refContextCompacted struct {

@@ -481,3 +481,33 @@ func TestReferenceRecordVariants(t *testing.T) {
 		t.Fatalf("turn context %+v", tc)
 	}
 }
+
+// A review in the reference's paginated layout: typed EnteredReviewMode
+// and ExitedReviewMode items (written before the turn's start record,
+// as the reference writes them), read as the review's items.
+func TestReadReferenceReviewItems(t *testing.T) {
+	const id = "01a23537-24df-7003-916b-20ea31004a44"
+	body := strings.Join([]string{
+		`{"timestamp":"2026-12-02T05:25:36.317Z","ordinal":0,"type":"session_meta","payload":{"session_id":"` + id + `","id":"` + id + `","timestamp":"2026-12-02T05:25:36.000Z","cwd":"/r","originator":"acceptance","cli_version":"0.169.0","source":"vscode","model_provider":"mock","history_mode":"paginated"}}`,
+		`{"timestamp":"2026-12-02T05:25:36.318Z","ordinal":1,"type":"event_msg","payload":{"type":"item_completed","thread_id":"` + id + `","turn_id":"rv-1","item":{"type":"EnteredReviewMode","id":"e-1","target":{"type":"baseBranch","branch":"main"},"user_facing_hint":"changes against 'main'"},"started_at_ms":1796189136264,"completed_at_ms":1796189136265}}`,
+		`{"timestamp":"2026-12-02T05:25:36.688Z","ordinal":6,"type":"event_msg","payload":{"type":"item_completed","thread_id":"` + id + `","turn_id":"rv-1","item":{"type":"ExitedReviewMode","id":"x-1","review_output":{"findings":[{"title":"[P1] Bad thing","body":"It breaks.","confidence_score":0.8,"priority":1,"code_location":{"absolute_file_path":"/r/a.txt","line_range":{"start":2,"end":3}}}],"overall_correctness":"patch is incorrect","overall_explanation":"One bug.","overall_confidence_score":0.7}},"started_at_ms":1796189136688,"completed_at_ms":1796189136688}}`,
+		`{"timestamp":"2026-12-02T05:25:36.692Z","ordinal":8,"type":"event_msg","payload":{"type":"item_completed","thread_id":"` + id + `","turn_id":"rv-1","item":{"type":"AgentMessage","id":"msg_1","content":[{"type":"Text","text":"One bug."}]},"started_at_ms":1796189136692,"completed_at_ms":1796189136692}}`,
+		`{"timestamp":"2026-12-02T05:25:36.695Z","ordinal":9,"type":"event_msg","payload":{"type":"task_complete","root_turn_id":"rv-1","turn_id":"rv-1","last_agent_message":null,"started_at":1796189136,"completed_at":1796189136,"duration_ms":225}}`,
+	}, "\n") + "\n"
+	s, home := openStore(t, Options{})
+	putRefThread(t, home, id, time.Date(2026, 12, 2, 5, 25, 36, 0, time.UTC), body)
+	th, err := s.Read(testCtx(t), id, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(th.Warnings) != 0 || len(th.Turns) != 1 || len(th.Turns[0].Items) != 3 || th.Turns[0].Status != TurnCompleted {
+		t.Fatalf("turns %+v, warnings %v", th.Turns, th.Warnings)
+	}
+	entered, ok1 := th.Turns[0].Items[0].(core.EnteredReviewModeItem)
+	exited, ok2 := th.Turns[0].Items[1].(core.ExitedReviewModeItem)
+	if !ok1 || !ok2 || entered.ID != "e-1" || entered.Hint != "changes against 'main'" || entered.Target.Branch != "main" ||
+		exited.ID != "x-1" || exited.Output == nil || len(exited.Output.Findings) != 1 ||
+		exited.Review != "One bug.\n\nReview comment:\n\n- [P1] Bad thing — /r/a.txt:2-3\n  It breaks." {
+		t.Fatalf("review items %+v", th.Turns[0].Items)
+	}
+}

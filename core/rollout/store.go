@@ -253,12 +253,19 @@ func (s *Store) recorder(id string) *Recorder {
 	return s.open[id]
 }
 
+// metaLine is a new rollout's first line, refused (ErrMetaTooLarge) when
+// a reader would not take it: the client-given parts (instructions,
+// threadSource) are not bounded otherwise.
 func metaLine(meta SessionMeta) ([]byte, error) {
 	payload, err := model.MarshalNoEscape(metaToWire(meta))
 	if err != nil {
 		return nil, err
 	}
-	return appendLine(nil, meta.CreatedAt, LineSessionMeta, "", payload), nil
+	line := appendLine(nil, meta.CreatedAt, LineSessionMeta, "", payload)
+	if n := int64(len(line)) - 1; n > MetaLineBytes { // its newline excluded, as a reader counts
+		return nil, fmt.Errorf("%w: would be %s, more than the limit of %s", ErrMetaTooLarge, byteSize(n), byteSize(MetaLineBytes))
+	}
+	return line, nil
 }
 
 // Limits returns the bounds of the store's reads.

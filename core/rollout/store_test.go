@@ -333,3 +333,19 @@ func TestReadOfLoadedThreadSeesQueuedRecords(t *testing.T) {
 		t.Fatalf("Read of a loaded thread: %+v", th)
 	}
 }
+
+// Create refuses a session_meta longer than MetaLineBytes (instructions
+// and threadSource are the client's and unbounded), since no reader would
+// take the file as a rollout; one that fits is created.
+func TestCreateRefusesMetaPastTheLimit(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	meta := testMeta(uuid7At(baseTime, 1), baseTime)
+	meta.BaseInstructions = strings.Repeat("b", MetaLineBytes)
+	if _, err := s.Create(meta); !errors.Is(err, ErrMetaTooLarge) || !strings.Contains(err.Error(), "more than the limit of 1 MiB") {
+		t.Fatalf("Create with a 1 MiB instruction = %v, want ErrMetaTooLarge", err)
+	}
+	meta.BaseInstructions = strings.Repeat("b", MetaLineBytes/2)
+	if _, err := s.Create(meta); err != nil {
+		t.Fatalf("Create within the limit: %v", err)
+	}
+}

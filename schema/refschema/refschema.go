@@ -183,6 +183,7 @@ var resultOverrides = map[string]string{
 	"config/batchWrite":       "#/definitions/v2/ConfigWriteResponse",
 	"configRequirements/read": "#/definitions/v2/ConfigRequirementsReadResponse",
 	"account/logout":          "#/definitions/v2/LogoutAccountResponse",
+	"config/mcpServer/reload": "#/definitions/v2/McpServerRefreshResponse",
 }
 
 // Definition returns the raw schema at a "#/definitions/…" reference, or nil.

@@ -2,13 +2,16 @@ package config
 
 import (
 	"crypto/sha256"
+	"os"
 	"time"
 
 	"github.com/agentd-dev/agentd/core/catalog"
+	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
 	"github.com/agentd-dev/agentd/core/rollout"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/agentd-dev/agentd/server/scope"
 )
@@ -85,6 +88,9 @@ type Config struct {
 	// ReasoningSummary is model_reasoning_summary; empty means the model's
 	// default.
 	ReasoningSummary string
+	// ReviewModel (review_model) is the model of code reviews; empty
+	// means the thread's.
+	ReviewModel string
 
 	// DeveloperInstructions (developer_instructions) are given to the
 	// model after its base instructions, unless a thread sets its own.
@@ -123,6 +129,9 @@ type Config struct {
 	// Notify (notify) is a program and its arguments, run after each
 	// completed turn with the turn's JSON as one more argument.
 	Notify []string
+	// SkillRules are [[skills.config]]'s entries, in order: skills
+	// enabled or disabled by path or by name.
+	SkillRules []skills.Rule
 	// Projects maps an absolute project path to its trust_level
 	// (projects.<path>.trust_level); see ThreadPolicies.
 	Projects map[string]string
@@ -134,6 +143,9 @@ type Config struct {
 	// ShellEnv is shell_environment_policy, with the providers' key
 	// variables hidden.
 	ShellEnv exec.EnvPolicy
+
+	// MCPServers are the [mcp_servers] tables, by name.
+	MCPServers []mcp.ServerConfig
 
 	// Catalog is the model catalogue (model_catalog_json, else the
 	// built-in one): which shell tool family and apply_patch form each
@@ -259,7 +271,7 @@ func DefaultLimits() ServerLimits {
 // default model, on-request approvals, a read-only sandbox.
 func Default(home string) *Config {
 	providers := builtinProviders(func(string) string { return "" })
-	shellEnv, _ := shellEnvPolicy(nil, providers)
+	shellEnv, _ := shellEnvPolicy(nil, providers, nil)
 	return &Config{
 		ShellEnv:           shellEnv,
 		Home:               home,
@@ -272,4 +284,12 @@ func Default(home string) *Config {
 		ProjectDocMaxBytes: projectdoc.DefaultMaxBytes,
 		ProjectRootMarkers: projectdoc.DefaultRootMarkers,
 	}
+}
+
+// SkillsOptions are where the skills of a thread are searched, and
+// which are enabled ([[skills.config]]): the home's skills/, the user's
+// ~/.agents/skills (from $HOME), the project's, as the reference does.
+func (c *Config) SkillsOptions() skills.Options {
+	userHome, _ := os.UserHomeDir()
+	return skills.Options{Home: c.Home, UserHome: userHome, RootMarkers: c.ProjectRootMarkers, Rules: c.SkillRules}
 }

@@ -12,6 +12,7 @@ type fileConfig struct {
 	SandboxWorkspaceWrite *workspaceWriteTable     `toml:"sandbox_workspace_write"`
 	ModelReasoningEffort  *string                  `toml:"model_reasoning_effort"`
 	ModelReasoningSummary *string                  `toml:"model_reasoning_summary"`
+	ReviewModel           *string                  `toml:"review_model"`
 	// Instructions: see Config.
 	DeveloperInstructions       *string  `toml:"developer_instructions"`
 	ModelInstructionsFile       *string  `toml:"model_instructions_file"`
@@ -32,6 +33,9 @@ type fileConfig struct {
 
 	ShellEnvironmentPolicy *shellEnvTable `toml:"shell_environment_policy"`
 
+	// McpServers are the MCP servers, by name (mcp.go).
+	McpServers map[string]mcpServerTable `toml:"mcp_servers"`
+
 	// Model and turn keys: see Config.
 	ModelContextWindow         *int64                  `toml:"model_context_window"`
 	ModelAutoCompactTokenLimit *int64                  `toml:"model_auto_compact_token_limit"`
@@ -41,6 +45,9 @@ type fileConfig struct {
 	HideAgentReasoning         *bool                   `toml:"hide_agent_reasoning"`
 	Notify                     []string                `toml:"notify"`
 	Projects                   map[string]projectTable `toml:"projects"`
+	// Skills holds [[skills.config]], the skills enabled and disabled
+	// by path or by name (skills/config/write writes it).
+	Skills *skillsTable `toml:"skills"`
 
 	// Settings for the clients that share the file (the Codex TUI and IDE
 	// extensions read them), and analytics and feedback, which agentd
@@ -55,6 +62,16 @@ type fileConfig struct {
 	History                         any `toml:"history"`
 	Analytics                       any `toml:"analytics"`
 	Feedback                        any `toml:"feedback"`
+}
+
+type skillsTable struct {
+	Config []skillConfigEntry `toml:"config"`
+}
+
+type skillConfigEntry struct {
+	Path    *string `toml:"path"`
+	Name    *string `toml:"name"`
+	Enabled *bool   `toml:"enabled"`
 }
 
 type projectTable struct {

@@ -22,6 +22,16 @@ type Live struct {
 	opts *Options
 	// mu serialises reloads, so that two of them never race to store.
 	mu sync.Mutex
+	// onReload are called, in order, after each successful reload.
+	onReload []func(*Config)
+}
+
+// OnReload registers fn, called with the new configuration after each
+// successful reload (under the reload's lock: fn must not block).
+func (l *Live) OnReload(fn func(*Config)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onReload = append(l.onReload, fn)
 }
 
 // NewLive holds cfg, loaded by Load(opts); Reload loads again with the
@@ -86,6 +96,9 @@ func (l *Live) Reload(log *zap.Logger, why string) error {
 	if len(restart) > 0 {
 		log.Warn("some settings changed that take effect only at a restart; they keep their values until then",
 			zap.String("file", next.Path), zap.Strings("settings", restart))
+	}
+	for _, fn := range l.onReload {
+		fn(next)
 	}
 	return nil
 }

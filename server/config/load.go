@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/catalog"
+	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/core/skills"
 	"github.com/agentd-dev/agentd/core/tools/exec"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -138,9 +140,13 @@ func Load(opts Options) (*Config, error) {
 }
 
 func unknownKeysWarning(source string, keys []string) Warning {
-	quoted := make([]string, len(keys))
-	for i, k := range keys {
-		quoted[i] = "`" + k + "`"
+	shown := keys[:min(len(keys), maxWarnedKeys)]
+	quoted := make([]string, len(shown), len(shown)+1)
+	for i, k := range shown {
+		quoted[i] = "`" + KeyText(k) + "`"
+	}
+	if more := len(keys) - len(shown); more > 0 {
+		quoted = append(quoted, fmt.Sprintf("and %d more", more))
 	}
 	noun := "key"
 	if len(keys) > 1 {
@@ -158,7 +164,7 @@ func describeTOMLError(source string, err error) error {
 	if errors.As(err, &de) {
 		row, col := de.Position()
 		if key := de.Key(); len(key) > 0 {
-			return fmt.Errorf("%s: config key `%s`: %s", source, strings.Join(key, "."), de.Error())
+			return fmt.Errorf("%s: config key `%s`: %s", source, KeyText(strings.Join(key, ".")), de.Error())
 		}
 		return fmt.Errorf("%s:%d:%d: %s", source, row, col, de.Error())
 	}
@@ -286,6 +292,10 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		}
 	}
 
+	if fc.ReviewModel != nil {
+		cfg.ReviewModel = strings.TrimSpace(*fc.ReviewModel)
+	}
+
 	cfg.Features = fc.Features
 	cfg.Catalog = catalog.Builtin()
 	if fc.ModelCatalogJSON != nil && *fc.ModelCatalogJSON != "" {
@@ -330,6 +340,7 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 			return nil, err
 		}
 	}
+	cfg.SkillRules = skillRules(fc.Skills, &cfg.Warnings)
 	if err := applyTurnKeys(cfg, fc); err != nil {
 		return nil, err
 	}
@@ -337,45 +348,114 @@ func resolve(home, path string, fc *fileConfig, getenv func(string) string) (*Co
 		return nil, err
 	}
 	var err error
-	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers); err != nil {
+	var warnings []Warning
+	if cfg.MCPServers, warnings, err = resolveMCPServers(fc.McpServers); err != nil {
+		return nil, err
+	}
+	cfg.Warnings = append(cfg.Warnings, warnings...)
+	if cfg.ShellEnv, err = shellEnvPolicy(fc.ShellEnvironmentPolicy, cfg.Providers, cfg.MCPServers); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// skillRules reads [[skills.config]]: each entry names a skill by an
+// absolute path or by a name (not both) and says whether it is enabled.
+// An entry that does not is skipped with a warning, as the reference
+// skips it: a skill setting never stops the daemon.
+func skillRules(t *skillsTable, warnings *[]Warning) []skills.Rule {
+	if t == nil {
+		return nil
+	}
+	out := make([]skills.Rule, 0, len(t.Config))
+	for i, e := range t.Config {
+		skip := func(why string) {
+			*warnings = append(*warnings, Warning{Summary: fmt.Sprintf("Ignoring skills.config entry %d: %s.", i+1, why)})
+		}
+		if e.Enabled == nil {
+			skip("it has no `enabled`")
+			continue
+		}
+		r := skills.Rule{Enabled: *e.Enabled}
+		if e.Path != nil {
+			r.Path = *e.Path
+		}
+		if e.Name != nil {
+			r.Name = strings.TrimSpace(*e.Name)
+		}
+		switch {
+		case r.Path != "" && r.Name != "":
+			skip("it has both a path and a name")
+		case r.Path == "" && r.Name == "":
+			skip("it has neither a path nor a name")
+		case r.Path != "" && !filepath.IsAbs(r.Path):
+			skip(fmt.Sprintf("its path %q is not absolute", r.Path))
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // DefaultKeyVariables hold API keys whatever the configuration says: the
 // built-in openai provider's, and the one the reference's tools read.
 var DefaultKeyVariables = []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
 
-// shellEnvPolicy resolves [shell_environment_policy]. Unlike the
-// reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
-// the table turns them off, and the providers' API key variables (and
-// systemd's) are never passed on: commands' output reaches clients, and the operator's
-// keys must not. Only set may give one of them to commands, explicitly.
-func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider) (exec.EnvPolicy, error) {
-	var p exec.EnvPolicy
-	p.Inherit = exec.InheritAll
-	// The service manager's variables are the daemon's: a command that
-	// saw NOTIFY_SOCKET could tell systemd the daemon is ready or gone.
-	p.Hidden = append(p.Hidden, "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES")
-	hide := func(name string) {
-		if name != "" && !slices.Contains(p.Hidden, name) {
-			p.Hidden = append(p.Hidden, name)
+// SecretsFDVariable names the descriptor from which a re-executed daemon
+// reads the secret variables it moved out of its environment block
+// (cmd/agentd). It is the daemon's alone, like the service manager's.
+const SecretsFDVariable = "AGENTD_SECRETS_FD"
+
+// SecretVariables names the variables that hold the operator's
+// credentials: the API key variables (DefaultKeyVariables and every
+// provider's env_key), those whose values become request headers
+// (env_http_headers of providers and of MCP servers) and MCP servers'
+// bearer_token_env_var. No child gets them (EnvPolicy.Hidden), and the
+// daemon moves them out of its own environment block at startup.
+func (c *Config) SecretVariables() []string {
+	return secretVariables(c.Providers, c.MCPServers)
+}
+
+func secretVariables(providers map[string]model.Provider, servers []mcp.ServerConfig) []string {
+	var names []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
 		}
 	}
 	// The variables the reference and the built-in provider read keys
 	// from, whatever provider is configured.
 	for _, name := range DefaultKeyVariables {
-		hide(name)
+		add(name)
 	}
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
-		hide(providers[id].EnvKey)
-		// The variables whose values become request headers are the
-		// operator's credentials too.
+		add(providers[id].EnvKey)
 		for _, header := range slices.Sorted(maps.Keys(providers[id].EnvHTTPHeaders)) {
-			hide(providers[id].EnvHTTPHeaders[header])
+			add(providers[id].EnvHTTPHeaders[header])
 		}
 	}
+	for _, s := range servers {
+		add(s.BearerTokenEnvVar)
+		for _, header := range slices.Sorted(maps.Keys(s.EnvHTTPHeaders)) {
+			add(s.EnvHTTPHeaders[header])
+		}
+	}
+	return names
+}
+
+// shellEnvPolicy resolves [shell_environment_policy]. Unlike the
+// reference, the default excludes (*KEY*, *SECRET*, *TOKEN*) apply unless
+// the table turns them off, and the secret variables (SecretVariables) and
+// the service manager's are never passed on: commands' output reaches
+// clients, and the operator's keys must not. Only set may give one of
+// them to commands, explicitly.
+func shellEnvPolicy(t *shellEnvTable, providers map[string]model.Provider, servers []mcp.ServerConfig) (exec.EnvPolicy, error) {
+	var p exec.EnvPolicy
+	p.Inherit = exec.InheritAll
+	// The service manager's variables are the daemon's: a command that
+	// saw NOTIFY_SOCKET could tell systemd the daemon is ready or gone.
+	p.Hidden = append(p.Hidden, "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", SecretsFDVariable)
+	p.Hidden = append(p.Hidden, secretVariables(providers, servers)...)
 	if t == nil {
 		return p, nil
 	}

@@ -381,6 +381,16 @@ env_http_headers = { "X-Gateway" = "CORP_GATEWAY_CREDS" }
 	if !slices.Contains(p.Hidden, "MINE_KEY") || !slices.Contains(p.Hidden, "OPENAI_API_KEY") || !slices.Contains(p.Hidden, "CORP_GATEWAY_CREDS") {
 		t.Fatalf("provider keys not hidden: %v", p.Hidden)
 	}
+	// The daemon's own variables are hidden from children but stay in its
+	// environment: they are not secrets to move out of it.
+	if !slices.Contains(p.Hidden, SecretsFDVariable) || !slices.Contains(p.Hidden, "NOTIFY_SOCKET") {
+		t.Fatalf("the daemon's variables not hidden: %v", p.Hidden)
+	}
+	secrets := cfg.SecretVariables()
+	if !slices.Contains(secrets, "MINE_KEY") || !slices.Contains(secrets, "CORP_GATEWAY_CREDS") || !slices.Contains(secrets, "CODEX_API_KEY") ||
+		slices.Contains(secrets, "NOTIFY_SOCKET") || slices.Contains(secrets, "LISTEN_FDS") || slices.Contains(secrets, SecretsFDVariable) {
+		t.Fatalf("secret variables %v", secrets)
+	}
 	if d := Default(t.TempDir()).ShellEnv; d.Inherit != "all" || d.IgnoreDefaultExcludes || !slices.Contains(d.Hidden, "OPENAI_API_KEY") {
 		t.Fatalf("default policy %+v", d)
 	}

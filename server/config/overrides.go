@@ -57,3 +57,8 @@ func merge(dst, src map[string]any) {
 		dst[k] = v
 	}
 }
+
+// ParseOverrideValue reads the value of a -c key=value as -c reads it: a
+// TOML value, or the literal text when it is not one (for agentd exec,
+// which sends a remote daemon the overrides as thread/start's config).
+func ParseOverrideValue(raw string) any { return parseTOMLValue(strings.TrimSpace(raw)) }

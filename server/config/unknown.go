@@ -5,6 +5,10 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // unknownKeys lists the dotted keys of doc that the type t (a struct with
@@ -24,6 +28,31 @@ func unknownKeys(doc map[string]any, t reflect.Type) []string {
 	return out
 }
 
+// maxWarnedKeys bounds the unknown keys one warning names; the rest are
+// counted. The warning goes to every new connection (configWarning) and
+// to the log at each reload.
+const maxWarnedKeys = 20
+
+// KeyText is a configuration key as a warning, an error or a log line
+// repeats it: control characters and invalid UTF-8 escaped (a key may be
+// any quoted TOML string, NUL included), then cut (protocol.Cut).
+func KeyText(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); {
+		r, size := utf8.DecodeRuneInString(k[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, k[i])
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(k[i : i+size])
+		}
+		i += size
+	}
+	return protocol.Cut(b.String())
+}
+
 // UnknownFieldError is a key config.toml (or --config) has that agentd
 // does not know, under --strict-config: the reference's error.
 type UnknownFieldError struct {
@@ -35,9 +64,9 @@ type UnknownFieldError struct {
 
 func (e *UnknownFieldError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d:%d: unknown configuration field `%s`", e.File, e.Line, e.Column, e.Key)
+		return fmt.Sprintf("%s:%d:%d: unknown configuration field `%s`", e.File, e.Line, e.Column, KeyText(e.Key))
 	}
-	return fmt.Sprintf("%s: unknown configuration field `%s`", e.File, e.Key)
+	return fmt.Sprintf("%s: unknown configuration field `%s`", e.File, KeyText(e.Key))
 }
 
 // firstUnknownField returns the error for the unknown key that comes first

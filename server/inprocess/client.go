@@ -147,17 +147,26 @@ func Connect(ctx context.Context, s *rpc.Server, o Options) (*Client, error) {
 		buffer = DefaultBuffer
 	}
 	srvEnd, cliEnd := transport.Pipe(buffer)
-	c := &Client{
-		srv: s, st: cliEnd, log: s.Logger(),
-		events: newEventQueue(), done: make(chan struct{}), serveDone: make(chan struct{}),
-		pending: map[int64]chan response{},
-	}
+	c := newClient(s, cliEnd, s.Logger())
 	go func() {
 		s.ServeStream(srvEnd)
 		close(c.serveDone)
 	}()
-	go c.readLoop()
+	return c.handshake(ctx, o)
+}
 
+func newClient(s *rpc.Server, st transport.Stream, log *zap.Logger) *Client {
+	c := &Client{
+		srv: s, st: st, log: log,
+		events: newEventQueue(), done: make(chan struct{}), serveDone: make(chan struct{}),
+		pending: map[int64]chan response{},
+	}
+	go c.readLoop()
+	return c
+}
+
+// handshake sends initialize and initialized.
+func (c *Client) handshake(ctx context.Context, o Options) (*Client, error) {
 	info := map[string]any{"name": o.ClientInfo.Name, "version": o.ClientInfo.Version}
 	if o.ClientInfo.Title != "" {
 		info["title"] = o.ClientInfo.Title
@@ -180,7 +189,8 @@ func Connect(ctx context.Context, s *rpc.Server, o Options) (*Client, error) {
 // Initialize returns the server's answer to the handshake.
 func (c *Client) Initialize() InitializeResult { return c.init }
 
-// Server returns the server the client is connected to.
+// Server returns the server the client is connected to (nil for a
+// client of Dial).
 func (c *Client) Server() *rpc.Server { return c.srv }
 
 // Events returns the server's notifications and requests, in order. The

@@ -16,10 +16,11 @@ import (
 const CancelMethod = "$/cancelRequest"
 
 // Cancellable lets $/cancelRequest stop the running handlers of methods:
-// their contexts are cancelled (with ErrRequestCancelled). A method is
-// registered so when its handler stops cleanly midway and answers what it
-// did. Any request may be cancelled while it waits its turn (it then never
-// runs); a running request of another method ignores the cancellation and
+// their contexts are cancelled (with ErrRequestCancelled). So does a
+// shutdown, as soon as the server starts draining (with ErrShuttingDown),
+// rather than at the deadline. A method is registered so when its
+// handler stops cleanly midway and answers what it did. Any request may
+// be cancelled while it waits its turn (it then never runs); a running request of another method ignores the cancellation and
 // answers as usual, since stopping it halfway could leave the client
 // unsure of its effect (a turn started, but the request failed).
 func Cancellable(s *Server, methods ...string) {
@@ -42,6 +43,18 @@ func (s *Server) isCancellable(method string) bool {
 // cancelled with CancelMethod (context.Cause). A handler that stops for it
 // answers with CancelledError, saying what it had done.
 var ErrRequestCancelled = errors.New("request cancelled by the client")
+
+// ErrShuttingDown is the cause of a Cancellable request's context when
+// the server starts draining (Shutdown): its handler stops and answers
+// what it did before the server exits. Its text is the answer of a
+// handler that says nothing more.
+var ErrShuttingDown = errors.New("the server is shutting down")
+
+// ShuttingDown reports whether ctx, a handler's context, ended because
+// the server shuts down.
+func ShuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrShuttingDown)
+}
 
 // Cancelled reports whether ctx, a handler's context, ended because the
 // client cancelled the request (rather than because the connection closed

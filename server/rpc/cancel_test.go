@@ -211,3 +211,55 @@ func TestCancelRaceOneAnswerEach(t *testing.T) {
 	}
 	c.AssertNoMessage()
 }
+
+// A shutdown stops the running handlers of Cancellable methods as soon as
+// it begins (context.Cause is ErrShuttingDown): one that says what it did
+// is answered with that, one that stops with a bare context error is
+// answered -32603 "the server is shutting down". The handlers of other
+// methods are waited for and answer their results; then Shutdown returns.
+// The deadline (30 s) is far: the cancellable answers come while Shutdown
+// still waits for the other handler, which is released only after them.
+func TestShutdownStopsCancellableHandlers(t *testing.T) {
+	s := newTestServer(t, nil)
+	started := make(chan string, 3)
+	Handle(s, "x/walk", func(ctx context.Context, _ *Request, p *struct{ Name string }) (any, error) {
+		started <- p.Name
+		<-ctx.Done()
+		if p.Name == "counted" && ShuttingDown(ctx) {
+			return nil, protocol.Errorf(protocol.CodeInternalError, "x/walk stopped after 3 steps: %v", context.Cause(ctx))
+		}
+		return nil, ctx.Err()
+	})
+	release := make(chan struct{})
+	Handle(s, "x/other", func(ctx context.Context, _ *Request, _ *json.RawMessage) (any, error) {
+		started <- "other"
+		select {
+		case <-release:
+			return "done", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	Cancellable(s, "x/walk")
+	c := rpctest.Connect(t, s.ServeStream)
+	c.Initialize(nil)
+
+	counted := c.Request("x/walk", map[string]string{"Name": "counted"})
+	plain := c.Request("x/walk", map[string]string{"Name": "plain"})
+	other := c.Request("x/other", nil)
+	for range 3 {
+		<-started
+	}
+	done := make(chan struct{})
+	go func() {
+		s.Shutdown("test")
+		close(done)
+	}()
+	rpctest.WantError(t, c.Response(counted), protocol.CodeInternalError, "x/walk stopped after 3 steps: the server is shutting down")
+	rpctest.WantError(t, c.Response(plain), protocol.CodeInternalError, "the server is shutting down")
+	close(release)
+	if m := c.Response(other); m.Error != nil || string(m.Result) != `"done"` {
+		t.Fatalf("the other request: %s", m.Raw)
+	}
+	<-done
+}

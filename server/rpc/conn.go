@@ -18,6 +18,14 @@ import (
 // client answered.
 var ErrConnClosed = errors.New("connection closed")
 
+// errSlowClient is why a client that does not read is given up; the
+// client is told (slowCloseReason) where the transport can carry it.
+var errSlowClient = errors.New("client is not reading fast enough: outbound queue full")
+
+// slowCloseReason is the WebSocket close reason (status 1008) sent to a
+// client given up for not reading.
+const slowCloseReason = "outbound queue full: client not reading fast enough"
+
 // ClientInfo is what the client said about itself in initialize.
 type ClientInfo struct {
 	Name    string
@@ -38,9 +46,11 @@ type Capabilities struct {
 // session is what initialize established; it never changes afterwards, so
 // it is read without locks.
 type session struct {
-	info   ClientInfo
-	caps   Capabilities
-	optOut map[string]struct{}
+	info ClientInfo
+	// infoCut is set when info was cut to MaxClientInfoBytes.
+	infoCut bool
+	caps    Capabilities
+	optOut  map[string]struct{}
 }
 
 // Conn is one client connection. Everything about it is independent of
@@ -98,7 +108,7 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		srv:        s,
 		stream:     st,
 		info:       info,
-		out:        newOutbox(s.lim.OutboundQueueSize, info.WaitWhenFull),
+		out:        newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull),
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
@@ -222,7 +232,7 @@ func (c *Conn) untrackOpen(r *Request) {
 
 // errGivenUp answers a request whose handler was still running when its
 // connection was given up (the shutdown deadline).
-var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
+var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "%s", ErrShuttingDown)
 
 // giveUpOpen answers, for their handlers, the requests still being handled
 // at the shutdown deadline: every request is answered, and a response
@@ -284,7 +294,7 @@ func (c *Conn) outcome(err error) bool {
 	}
 	if errors.Is(err, errOutboxFull) {
 		c.srv.counts.slowDisconnects.Add(1)
-		c.closeWith(errors.New("client is not reading fast enough: outbound queue full"))
+		c.closeWith(errSlowClient)
 	}
 	return false
 }
@@ -456,6 +466,9 @@ func (c *Conn) closeWith(reason error) {
 		}
 		close(c.done)
 		go func() {
+			if errors.Is(reason, errSlowClient) {
+				_ = transport.CloseFor(c.stream, slowCloseReason)
+			}
 			_ = c.stream.Close()
 			close(c.streamDone)
 		}()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/rpc/rpctest"
@@ -443,4 +444,39 @@ func TestHandleChecksTypesAgainstTheTable(t *testing.T) {
 	Handle(s, "thread/start", func(context.Context, *Request, *protocol.ThreadStartParams) (*protocol.ThreadStartResponse, error) {
 		return nil, nil
 	})
+}
+
+// clientInfo's name, title and version are cut to MaxClientInfoBytes at
+// initialize, in whole characters and without a marker: what the server
+// makes of them (userAgent, a thread's originator) stays bounded and is
+// the client's own prefix.
+func TestInitializeCutsClientInfo(t *testing.T) {
+	var got ClientInfo
+	s := newTestServer(t, func(o *Options) {
+		o.Initialize = func(ci ClientInfo) (any, []Notification) {
+			got = ci
+			return map[string]string{"userAgent": ci.Name + "/" + ci.Version}, nil
+		}
+	})
+	c := rpctest.Connect(t, s.ServeStream)
+	name := strings.Repeat("n", 1<<20)
+	version := strings.Repeat("1", 1<<20)
+	// One byte, then 2-byte characters: byte 256 is inside one, which
+	// goes whole.
+	title := "x" + strings.Repeat("ü", 1<<19)
+	m := c.Call("initialize", map[string]any{"clientInfo": map[string]any{"name": name, "title": title, "version": version}})
+	if m.Error != nil {
+		t.Fatalf("initialize: %s", protocol.Cut(string(m.Raw)))
+	}
+	want := ClientInfo{Name: name[:MaxClientInfoBytes], Title: title[:MaxClientInfoBytes-1], Version: version[:MaxClientInfoBytes]}
+	if got != want {
+		t.Fatalf("client info %d/%d/%d bytes, want each cut to %d", len(got.Name), len(got.Title), len(got.Version), MaxClientInfoBytes)
+	}
+	var r struct{ UserAgent string }
+	if err := json.Unmarshal(m.Result, &r); err != nil || r.UserAgent != want.Name+"/"+want.Version {
+		t.Fatalf("userAgent of %d bytes: %v", len(r.UserAgent), err)
+	}
+	if !utf8.ValidString(got.Name) || !utf8.ValidString(got.Title) {
+		t.Fatal("cut inside a character")
+	}
 }

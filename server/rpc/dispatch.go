@@ -165,10 +165,22 @@ func (s *Server) release(c *Conn) {
 }
 
 // newRequest makes the Request of m, with its own context: a child of
-// the connection's, which $/cancelRequest cancels alone, and which
-// carries the request (for Logger).
+// the connection's, which $/cancelRequest cancels alone, which the
+// server's drain cancels for a Cancellable method, and which carries the
+// request (for Logger).
 func (c *Conn) newRequest(m inMessage) *Request {
 	ctx, cancel := context.WithCancelCause(c.ctx)
+	if c.srv.isCancellable(m.method) {
+		// Registered here, before the handler can start: a request
+		// admitted just before the drain began is stopped too (AfterFunc
+		// runs at once on a drain already begun).
+		stop := context.AfterFunc(c.srv.drain, func() { cancel(ErrShuttingDown) })
+		cancelCtx := cancel
+		cancel = func(cause error) {
+			stop()
+			cancelCtx(cause)
+		}
+	}
 	r := &Request{conn: c, id: m.id, method: m.method, trace: m.trace, cancel: cancel}
 	r.ctx = context.WithValue(ctx, requestKey{}, r)
 	return r
@@ -203,6 +215,14 @@ func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
 		var perr *protocol.Error
 		if !errors.As(err, &perr) {
 			err = errCancelled
+		}
+	case err != nil && ShuttingDown(r.ctx):
+		// Stopped by the drain: likewise, a bare context error says
+		// only that the server is shutting down.
+		outcome = OutcomeError
+		var perr *protocol.Error
+		if !errors.As(err, &perr) {
+			err = errGivenUp
 		}
 	case err != nil:
 		outcome = OutcomeError

@@ -16,7 +16,8 @@
 // a handler may wait (for the core, for a client's answer), and its
 // context ends when the connection does, or, for a Cancellable method,
 // when the client cancels the request ($/cancelRequest; context.Cause is
-// then ErrRequestCancelled).
+// then ErrRequestCancelled) or the server starts to shut down
+// (ErrShuttingDown).
 // The context carries the request, for Logger.
 //
 // What may block. Queueing a message (Notify, Send, Request, a handler's
@@ -35,8 +36,9 @@
 // until it is filled, which the engine does exactly once per request,
 // whether the handler returns, fails or panics, or for it when the
 // connection is given up at the shutdown deadline. What is queued behind
-// a reserved place does not count against the queue's bound, since the
-// writer cannot take it. A handler must not wait for its own connection,
+// a reserved place, and until the writer has written it, does not count
+// against the queue's message bound, since the client could not have read
+// it sooner; the queue's memory limit bounds it (see outbox). A handler must not wait for its own connection,
 // or for its client's answer to a server request, after ResponseFirst.
 //
 // Every request gets exactly one answer, also at the shutdown deadline

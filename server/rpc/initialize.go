@@ -2,6 +2,8 @@ package rpc
 
 import (
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/protocol"
 	"go.uber.org/zap"
@@ -42,17 +44,31 @@ func (c *Conn) handleInitialize(id json.RawMessage, raw json.RawMessage) {
 		}
 	}
 	r.answer(c.resultMsg(id, result), true)
-	c.log.Info("client initialized",
-		zap.String("client", sess.info.Name), zap.String("clientVersion", sess.info.Version),
-		zap.Bool("experimentalApi", sess.caps.ExperimentalAPI), zap.Strings("optOut", sess.caps.OptOutNotificationMethods))
+	fields := []zap.Field{zap.String("client", sess.info.Name), zap.String("clientVersion", sess.info.Version),
+		zap.Bool("experimentalApi", sess.caps.ExperimentalAPI), zap.String("optOut", protocol.Cut(strings.Join(sess.caps.OptOutNotificationMethods, ",")))}
+	if sess.infoCut {
+		fields = append(fields, zap.Bool("clientInfoCut", true))
+	}
+	c.log.Info("client initialized", fields...)
 }
+
+// MaxClientInfoBytes bounds each of clientInfo's name, title and version.
+// They are identifiers that travel on: the name is every new thread's
+// originator (in its session_meta, the rollout's first line, which a
+// reader takes only up to 1 MiB) and a header of model requests; all of
+// them are in userAgent and the logs. Longer ones are cut, without a
+// marker, so that what is kept is the client's own prefix.
+const MaxClientInfoBytes = 256
 
 // newSession is what a valid initialize establishes.
 func newSession(p *protocol.InitializeParams) *session {
-	s := &session{info: ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}, optOut: map[string]struct{}{}}
+	s := &session{optOut: map[string]struct{}{}}
+	var title string
 	if p.ClientInfo.Title != nil {
-		s.info.Title = *p.ClientInfo.Title
+		title = *p.ClientInfo.Title
 	}
+	s.info = ClientInfo{Name: cutIdentifier(p.ClientInfo.Name), Title: cutIdentifier(title), Version: cutIdentifier(p.ClientInfo.Version)}
+	s.infoCut = s.info.Name != p.ClientInfo.Name || s.info.Title != title || s.info.Version != p.ClientInfo.Version
 	if caps := p.Capabilities; caps != nil {
 		s.caps.ExperimentalAPI = caps.ExperimentalAPI
 		s.caps.OptOutNotificationMethods = caps.OptOutNotificationMethods
@@ -74,4 +90,17 @@ func validHeaderValue(s string) bool {
 		}
 	}
 	return true
+}
+
+// cutIdentifier returns s's first MaxClientInfoBytes bytes, in whole UTF-8
+// characters.
+func cutIdentifier(s string) string {
+	if len(s) <= MaxClientInfoBytes {
+		return s
+	}
+	k := MaxClientInfoBytes
+	for k > 0 && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return s[:k]
 }

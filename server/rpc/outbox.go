@@ -15,6 +15,15 @@ var (
 	errOutboxClosed = errors.New("connection closed")
 )
 
+// outboxBytesPerMessage sets a connection's memory limit from its message
+// limit (64 MiB at the default 1,024 messages): far above what a client
+// that reads keeps queued even behind the engine's own backlog (256
+// pipelined turns of 200 deltas: about 13 MB if nothing merged), and low
+// enough that a connection that stopped reading cannot take the daemon's
+// memory. A single message larger than the rest of the limit is still
+// queued: the limit is checked before a message is added.
+const outboxBytesPerMessage = 64 << 10
+
 // outMsg is one encoded outgoing message, or a response slot.
 // Notifications also keep what coalescing needs.
 type outMsg struct {
@@ -30,6 +39,12 @@ type outMsg struct {
 	// made yet (see Request.ResponseFirst): the writer stops here until it
 	// is filled, then writes what it was filled with.
 	slot *slot
+	// held marks a message queued behind the engine's own backlog (see
+	// the outbox's doc): it does not count against the message limit.
+	held bool
+	// size is what the entry holds in bytes (its data, merged text and,
+	// for a filled slot, its messages), for the memory limit.
+	size int
 }
 
 // slot is a response's reserved place in the queue. Its fields are
@@ -53,7 +68,9 @@ func (m *outMsg) params() []byte {
 // Overflow policy, in order: (1) while the client is behind, a coalescible
 // delta that continues the last queued notification (same method and keys)
 // is merged into it instead of queued, so order relative to everything
-// else is kept; (2) while there is room, a message is queued; (3) when the
+// else is kept; (2) while there is room (fewer than limit messages, or,
+// while the engine's own backlog lasts, fewer than maxBytes bytes), a
+// message is queued; (3) when the
 // queue is full, a connection that may wait (stdio, in-process) makes the
 // pusher wait for room, and any other gets errOutboxFull and is
 // disconnected. Nothing is ever dropped silently.
@@ -71,15 +88,29 @@ func (m *outMsg) params() []byte {
 // the slot's place and wakes the writer. No timer is involved: the engine
 // fills every slot it reserves, because every request is answered
 // exactly once (at the latest when the connection is given up at
-// shutdown). Messages queued behind an unfilled slot do not count against
-// the limit until the writer has taken them: it cannot take them before,
-// however fast the client reads, so neither disconnecting nor waiting
-// would help. Deltas among them are merged as for a client that is
-// behind, so they are bounded by the authoritative messages the
-// connection is sent while one handler waits for the core.
+// shutdown).
+//
+// The engine's own backlog. While a slot is unfilled, the writer cannot
+// take what is queued behind it, however fast the client reads; when it
+// is filled, all of that becomes takeable at once, and the client needs
+// the time to read it, during which the engine goes on queueing (many
+// pipelined turn/starts: thousands of messages of interleaved turns whose
+// deltas cannot merge). None of that is the client's doing, so a message
+// queued while the engine's backlog lasts is held: it does not count
+// against the message limit, and deltas merge as for a client that is
+// behind. The engine's backlog lasts while a slot is unfilled or a held
+// message is queued or in the batch the writer is writing; once the
+// writer has written the last held message, the message limit applies
+// again. What bounds a held backlog (a client that stopped reading while
+// it lasted, or a slot whose handler takes long) is the memory limit:
+// while the engine's backlog lasts, nothing is queued while the queue
+// holds maxBytes or more (on a waiting outbox, the pusher waits for room;
+// otherwise errOutboxFull). Outside it, the message limit alone applies,
+// as it always did (merged deltas may make messages up to 1 MiB).
 type outbox struct {
 	limit      int
 	coalesceAt int
+	maxBytes   int
 	wait       bool
 
 	ready chan struct{} // 1-buffered: "there may be something to take"
@@ -92,20 +123,27 @@ type outbox struct {
 	closed  bool
 	space   chan struct{} // closed and replaced when room appears
 	waiting int           // pushers waiting for room
-	// unfilled counts the unfilled slots in q; stuck counts the messages
-	// queued after the first of them, and released those that were stuck
-	// when a slot was filled and the writer has not taken yet. Neither
-	// counts against limit.
-	unfilled, stuck, released int
+	// unfilled counts the unfilled slots in q, held the held messages in
+	// q; batchHeld says the writer's batch had held messages. Together
+	// they say whether the engine's backlog lasts (see the type's doc).
+	unfilled, held int
+	batchHeld      bool
+	// bytes is the sum of the sizes of q's entries.
+	bytes int
 
 	// coalesced counts merged notifications; written under mu, read
 	// without it.
 	coalesced atomic.Uint64
 }
 
-func newOutbox(limit int, wait bool) *outbox {
+// newOutbox returns an outbox of limit messages and maxBytes bytes (see
+// the type's doc); wait makes a full outbox make pushers wait.
+func newOutbox(limit, maxBytes int, wait bool) *outbox {
 	if limit < 1 {
 		limit = 1
+	}
+	if maxBytes < 1 {
+		maxBytes = 1
 	}
 	at := limit / 2
 	if at < 1 {
@@ -114,6 +152,7 @@ func newOutbox(limit int, wait bool) *outbox {
 	return &outbox{
 		limit:      limit,
 		coalesceAt: at,
+		maxBytes:   maxBytes,
 		wait:       wait,
 		ready:      make(chan struct{}, 1),
 		space:      make(chan struct{}),
@@ -140,24 +179,17 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return errOutboxClosed
 		}
-		n := len(o.q) - o.stuck - o.released
+		n := len(o.q) - o.held
 		if n+o.inBatch >= o.coalesceAt {
 			o.behind = true
 		}
-		if len(msgs) == 1 && o.mergeLocked(msgs[0]) {
+		engine := o.engineBacklogLocked()
+		if len(msgs) == 1 && (o.behind || engine) && o.mergeLocked(msgs[0]) {
 			o.mu.Unlock()
 			return nil
 		}
-		if n < o.limit || o.unfilled > 0 {
-			if o.unfilled > 0 {
-				o.stuck += len(msgs)
-			}
-			for _, m := range msgs {
-				if m.slot != nil {
-					o.unfilled++
-				}
-			}
-			o.q = append(o.q, msgs...)
+		if (!engine && n < o.limit) || (engine && o.bytes < o.maxBytes) {
+			o.appendLocked(msgs, engine)
 			o.mu.Unlock()
 			o.wake()
 			return nil
@@ -182,6 +214,29 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 	}
 }
 
+// engineBacklogLocked reports whether the engine's own backlog lasts (see
+// the type's doc). o.mu must be held.
+func (o *outbox) engineBacklogLocked() bool {
+	return o.unfilled > 0 || o.held > 0 || o.batchHeld
+}
+
+// appendLocked queues msgs, held when the engine's backlog lasts. o.mu
+// must be held.
+func (o *outbox) appendLocked(msgs []outMsg, held bool) {
+	for _, m := range msgs {
+		if m.slot != nil {
+			o.unfilled++
+		}
+		if held {
+			m.held = true
+			o.held++
+		}
+		m.size = len(m.data)
+		o.bytes += m.size
+		o.q = append(o.q, m)
+	}
+}
+
 // reserve queues a slot for a response to come (see the type's doc).
 // Like push, it may wait for room.
 func (o *outbox) reserve(ctx context.Context) (*slot, error) {
@@ -197,26 +252,19 @@ func (o *outbox) reserve(ctx context.Context) (*slot, error) {
 func (o *outbox) fill(s *slot, msgs []outMsg) {
 	o.mu.Lock()
 	s.filled, s.msgs = true, msgs
-	stuck := o.stuck
-	o.recountLocked()
-	o.released += stuck - o.stuck
-	o.mu.Unlock()
-	o.wake()
-}
-
-// recountLocked recounts the unfilled slots and the messages stuck behind
-// the first of them. It runs when a slot is filled (rare), so the scan
-// stays off the path of ordinary messages. o.mu must be held.
-func (o *outbox) recountLocked() {
-	o.unfilled, o.stuck = 0, 0
-	for _, m := range o.q {
-		if o.unfilled > 0 {
-			o.stuck++
-		}
-		if m.slot != nil && !m.slot.filled {
-			o.unfilled++
+	// The slot is gone from q when the connection was aborted.
+	for i := range o.q {
+		if o.q[i].slot == s {
+			o.unfilled--
+			for _, m := range msgs {
+				o.q[i].size += len(m.data)
+				o.bytes += len(m.data)
+			}
+			break
 		}
 	}
+	o.mu.Unlock()
+	o.wake()
 }
 
 func (o *outbox) wake() {
@@ -229,10 +277,10 @@ func (o *outbox) wake() {
 // mergeLocked merges m into the last queued message when both are deltas
 // of the same stream and the client is behind. o.mu must be held.
 func (o *outbox) mergeLocked(m outMsg) bool {
-	// Only while behind (or stuck behind a response not made yet), so
-	// that a client that keeps up gets every delta as it was sent (and
-	// the rules are not even looked up).
-	if !(o.behind || o.stuck > 0) || len(o.q) == 0 || m.method == "" {
+	// The caller merges only while behind (or while the engine's backlog
+	// lasts), so that a client that keeps up gets every delta as it was
+	// sent (and the rules are not even looked up).
+	if len(o.q) == 0 || m.method == "" {
 		return false
 	}
 	last := &o.q[len(o.q)-1]
@@ -253,6 +301,8 @@ func (o *outbox) mergeLocked(m outMsg) bool {
 	if !last.merged.add(m.params()) {
 		return false
 	}
+	last.size += len(m.data)
+	o.bytes += len(m.data)
 	o.coalesced.Add(1)
 	return true
 }
@@ -285,6 +335,10 @@ func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 // their messages), reusing buf. It returns false once the outbox is
 // closed and empty.
 func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
+	o.mu.Lock()
+	// The writer comes back for more: it has written its last batch.
+	o.batchHeld = false
+	o.mu.Unlock()
 	for {
 		o.mu.Lock()
 		avail := 0
@@ -295,6 +349,11 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 			clear(buf)
 			out := buf[:0]
 			for _, m := range o.q[:avail] {
+				o.bytes -= m.size
+				if m.held {
+					o.held--
+					o.batchHeld = true
+				}
 				if m.slot != nil {
 					out = append(out, m.slot.msgs...)
 					continue
@@ -306,7 +365,6 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 			copy(o.q, o.q[avail:])
 			clear(o.q[rest:])
 			o.q = o.q[:rest]
-			o.released = max(o.released-avail, 0)
 			o.inBatch = len(out)
 			if o.waiting > 0 {
 				close(o.space)
@@ -349,7 +407,7 @@ func (o *outbox) close() {
 func (o *outbox) abort() {
 	o.mu.Lock()
 	o.q = nil
-	o.unfilled, o.stuck, o.released = 0, 0, 0
+	o.unfilled, o.held, o.bytes, o.batchHeld = 0, 0, 0, false
 	o.mu.Unlock()
 	o.close()
 }

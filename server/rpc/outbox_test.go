@@ -44,7 +44,7 @@ func drainAll(o *outbox) []outMsg {
 }
 
 func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
-	o := newOutbox(8, false) // coalescing starts at 4 queued
+	o := newOutbox(8, 1<<30, false) // coalescing starts at 4 queued
 	for i := 0; i < 3; i++ {
 		if err := o.push(context.Background(), delta(t, "a", fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
 // Once behind, a client stays behind until the writer drained everything:
 // a writer that progresses in small steps does not reset coalescing.
 func TestOutboxBehindUntilCaughtUp(t *testing.T) {
-	o := newOutbox(4, false) // behind from 2 messages of backlog
+	o := newOutbox(4, 1<<30, false) // behind from 2 messages of backlog
 	push := func(m outMsg) {
 		t.Helper()
 		if err := o.push(context.Background(), m); err != nil {
@@ -144,7 +144,7 @@ func TestOutboxBehindUntilCaughtUp(t *testing.T) {
 }
 
 func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
-	o := newOutbox(2, false)
+	o := newOutbox(2, 1<<30, false)
 	for i := 0; i < 2; i++ {
 		if err := o.push(context.Background(), response(i)); err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 	}
 
 	synctest.Test(t, func(t *testing.T) {
-		o := newOutbox(1, true)
+		o := newOutbox(1, 1<<30, true)
 		if err := o.push(context.Background(), response(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 }
 
 func TestOutboxCloseDrainsThenEnds(t *testing.T) {
-	o := newOutbox(4, false)
+	o := newOutbox(4, 1<<30, false)
 	_ = o.push(context.Background(), response(1))
 	o.close()
 	if err := o.push(context.Background(), response(2)); !errors.Is(err, errOutboxClosed) {
@@ -291,7 +291,7 @@ func TestCoalesceRules(t *testing.T) {
 func TestOutboxSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		o := newOutbox(8, true)
+		o := newOutbox(8, 1<<30, true)
 		o.push(ctx, response(1))
 		s, err := o.reserve(ctx)
 		if err != nil {
@@ -344,7 +344,7 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 	for _, wait := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
-			o := newOutbox(2, wait)
+			o := newOutbox(2, 1<<30, wait)
 			s, _ := o.reserve(ctx)
 			for i := 0; i < 5; i++ {
 				if err := o.push(ctx, response(i)); err != nil {
@@ -378,11 +378,23 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 					t.Fatalf("message %d is %s, want response %s", i, got, w)
 				}
 			}
-			// Written: the limit applies to what comes next.
+			// The writer comes back for more: it has written the held
+			// messages, and the limit applies to what comes next. It takes
+			// one message and is slow to write it.
+			taken := make(chan []outMsg, 1)
+			go func() {
+				b, _ := o.take(b)
+				taken <- b
+			}()
+			synctest.Wait()
 			o.push(ctx, response(6))
+			if b := <-taken; len(b) != 1 {
+				t.Fatalf("took %d messages, want 1", len(b))
+			}
 			o.push(ctx, response(7))
+			o.push(ctx, response(8))
 			pushed := make(chan error, 1)
-			go func() { pushed <- o.push(ctx, response(8)) }()
+			go func() { pushed <- o.push(ctx, response(9)) }()
 			synctest.Wait()
 			if !wait {
 				if err := <-pushed; !errors.Is(err, errOutboxFull) {
@@ -397,6 +409,198 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 			}
 			o.take(nil)
 			if err := <-pushed; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// The load harness's "256 turn/starts pipelined on one connection", made
+// deterministic. Each pipelined request reserves its response's place;
+// the turns they start queue their lifecycle events and the interleaved
+// deltas of many items behind those places (a delta of one item never
+// continues the last queued message, which is another item's, so nothing
+// merges into the tail); then the places fill and the writer, which takes
+// whatever it can as soon as it comes back (a client reading at full
+// speed), gets thousands of messages at once, and the turns go on queueing
+// while it writes them. None of that may overflow: the client reads. Once
+// the writer has written everything the engine held back, the limit
+// applies again. Every message arrives, in order, every item's text whole.
+func TestOutboxEngineBacklogNeverOverflowsAReader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		const limit, requests, items, rounds = 16, 64, 40, 5
+		o := newOutbox(limit, 1<<30, false)
+		var want []string           // authoritative messages, in order
+		sent := map[string]string{} // item → its text
+		push := func(m outMsg, what string) {
+			t.Helper()
+			if err := o.push(ctx, m); err != nil {
+				t.Fatalf("%s: %v (a reading client was given up)", what, err)
+			}
+		}
+		started := func(i int) {
+			push(note(t, "item/started", map[string]int{"i": i}), "item/started")
+			want = append(want, fmt.Sprintf("started %d", i))
+		}
+		deltas := func(round int) {
+			for i := 0; i < items; i++ {
+				text := fmt.Sprintf("<%d.%d>", i, round)
+				sent[fmt.Sprint(i)] += text
+				push(delta(t, fmt.Sprint(i), text), "delta")
+			}
+		}
+		var got []outMsg
+		take := func() {
+			b, _ := o.take(nil)
+			got = append(got, b...)
+		}
+
+		slots := make([]*slot, requests)
+		for i := range slots {
+			s, err := o.reserve(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slots[i] = s
+			started(i)
+		}
+		for r := 0; r < rounds-2; r++ {
+			deltas(r)
+		}
+		for i, s := range slots {
+			o.fill(s, []outMsg{response(i)})
+			want = append(want, string(response(i).data))
+		}
+		take() // everything at once; the writer is busy writing it
+		deltas(rounds - 2)
+		started(requests)
+		take() // back for more
+		deltas(rounds - 1)
+		take()
+
+		// The writer has written it all and waits for more: the limit
+		// applies again to a client that stops reading.
+		back := make(chan []outMsg, 1)
+		go func() {
+			b, _ := o.take(nil)
+			back <- b
+		}()
+		synctest.Wait()
+		push(response(1000), "the first message after the backlog")
+		got = append(got, <-back...)
+		want = append(want, string(response(1000).data))
+		for i := 0; i < limit; i++ {
+			push(response(1001+i), "a message within the limit")
+		}
+		if err := o.push(ctx, response(2000)); !errors.Is(err, errOutboxFull) {
+			t.Fatalf("push over the limit with nothing held back: %v, want errOutboxFull", err)
+		}
+
+		// Order and content: authoritative messages in the order queued,
+		// responses before what was queued behind their places, each
+		// item's text whole.
+		var auth []string
+		text := map[string]string{}
+		for _, m := range got {
+			switch m.method {
+			case "":
+				auth = append(auth, string(m.data))
+			case "item/started":
+				var p struct{ I int }
+				json.Unmarshal(m.params(), &p)
+				auth = append(auth, fmt.Sprintf("started %d", p.I))
+			default:
+				var p struct{ ItemID, Delta string }
+				json.Unmarshal(m.params(), &p)
+				text[p.ItemID] += p.Delta
+			}
+		}
+		wantOrder := append(interleave(want, requests), want[2*requests:]...)
+		if strings.Join(auth, "|") != strings.Join(wantOrder, "|") {
+			t.Fatalf("authoritative messages:\n got %v\nwant %v", auth, wantOrder)
+		}
+		for item, s := range sent {
+			if text[item] != s {
+				t.Fatalf("item %s: text %q, want %q", item, text[item], s)
+			}
+		}
+	})
+}
+
+// interleave orders the first 2n entries of want as the queue holds them:
+// the reserved places (filled with the responses, want[n:2n]) came before
+// the item/started each request queued after reserving (want[:n]).
+func interleave(want []string, n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, want[n+i], want[i])
+	}
+	return out
+}
+
+// A client that stops reading while the engine's backlog lasts is bounded
+// by the memory limit: behind an unfilled place (a handler that takes
+// long), and while the writer is stuck writing what the fill released. A
+// waiting outbox (stdio) makes the pusher wait there instead.
+func TestOutboxEngineBacklogBoundedByMemory(t *testing.T) {
+	for _, wait := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			const maxBytes = 4096
+			o := newOutbox(4, maxBytes, wait)
+			s, _ := o.reserve(ctx)
+			// Fill the queue to its memory limit behind the place:
+			// items that cannot merge.
+			// free makes room for the push that waits at the limit.
+			fillUp := func(tag string, free func()) error {
+				for i := 0; ; i++ {
+					o.mu.Lock()
+					full := o.bytes >= maxBytes
+					o.mu.Unlock()
+					if full {
+						break
+					}
+					if err := o.push(ctx, delta(t, fmt.Sprintf("%s%d", tag, i), "x")); err != nil {
+						return fmt.Errorf("push %d under the memory limit: %w", i, err)
+					}
+				}
+				pushed := make(chan error, 1)
+				go func() { pushed <- o.push(ctx, delta(t, tag+"-over", "x")) }()
+				synctest.Wait()
+				if !wait {
+					if err := <-pushed; !errors.Is(err, errOutboxFull) {
+						return fmt.Errorf("socket: push at the memory limit: %v, want errOutboxFull", err)
+					}
+					return nil
+				}
+				select {
+				case err := <-pushed:
+					return fmt.Errorf("stdio: push at the memory limit returned %v, want it to wait", err)
+				default:
+				}
+				free()
+				if err := <-pushed; err != nil {
+					return err
+				}
+				return nil
+			}
+			filled := false
+			release := func() {
+				if !filled {
+					o.fill(s, []outMsg{response(1)})
+					filled = true
+				}
+				o.take(nil)
+			}
+			if err := fillUp("behind", release); err != nil {
+				t.Fatal(err)
+			}
+			// The writer takes it all, then the client stops reading.
+			if !filled {
+				release()
+			}
+			if err := fillUp("after", func() { o.take(nil) }); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -68,6 +68,10 @@ type Server struct {
 	// stop receives a reason when something other than the caller's
 	// context ends the server (stdin closed).
 	stop chan string
+	// drain ends (with ErrShuttingDown) when Shutdown begins: it stops
+	// the running handlers of Cancellable methods.
+	drain      context.Context
+	startDrain context.CancelCauseFunc
 	// counts are running totals for Stats.
 	counts counters
 
@@ -101,7 +105,10 @@ func New(opts Options) *Server {
 	if opts.Initialize == nil {
 		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
 	}
+	drain, startDrain := context.WithCancelCause(context.Background())
 	return &Server{
+		drain:       drain,
+		startDrain:  startDrain,
 		opts:        opts,
 		lim:         opts.Limits,
 		log:         opts.Logger,
@@ -429,6 +436,7 @@ func (s *Server) CloseListeners() {
 }
 
 // Shutdown stops accepting, refuses new requests (-32001, retryable),
+// stops the running handlers of Cancellable methods (ErrShuttingDown),
 // waits for in-flight requests and drain hooks up to the shutdown timeout,
 // then closes every connection after sending what it has queued.
 func (s *Server) Shutdown(reason string) {
@@ -439,6 +447,9 @@ func (s *Server) Shutdown(reason string) {
 	inflight := s.inflight
 	hooks := append([]func(context.Context){}, s.drainHooks...)
 	s.mu.Unlock()
+	// Cancellable handlers stop now and answer what they did, rather
+	// than run on to the deadline and be answered for.
+	s.startDrain(ErrShuttingDown)
 	s.log.Info("shutting down", zap.String("reason", reason), zap.Int("inflight", inflight), zap.Duration("timeout", timeout))
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

@@ -16,6 +16,8 @@ import (
 // nor anything under them, at the top level or under profiles.<name>.
 // app_server, fs and server are agentd's own additions: its tokens grant
 // scopes, its fs roots confine the clients, and its limits bound them.
+// model_instructions_file names a file whose text goes to the provider
+// and into rollouts: any file the daemon can read (/etc/shadow).
 var protectedTables = []string{
 	"model_providers",
 	"mcp_servers",
@@ -27,6 +29,7 @@ var protectedTables = []string{
 	"app_server",
 	"fs",
 	"server",
+	"model_instructions_file",
 }
 
 // ProtectedKeys lists the protected keys as docs/security.md names them:

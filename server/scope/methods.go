@@ -62,6 +62,8 @@ var methods = map[string]Scope{
 	// Config writes: operate, but not the protected keys.
 	"config/value/write": Operate,
 	"config/batchWrite":  Operate,
+	// Enables or disables a skill in config.toml ([[skills.config]]).
+	"skills/config/write": Operate,
 
 	// Credentials.
 	"account/login/start":  Admin,
@@ -85,6 +87,12 @@ var methods = map[string]Scope{
 	"fs/remove":          Admin,
 	"fs/copy":            Admin,
 	"fs/createDirectory": Admin,
+
+	// MCP servers: reloading them and reading their resources is operate's;
+	// calling a tool directly, outside a turn and its approvals, admin's.
+	"config/mcpServer/reload": Operate,
+	"mcpServer/resource/read": Operate,
+	"mcpServer/tool/call":     Admin,
 }
 
 // checked are the methods whose handlers also check their params against

@@ -31,25 +31,12 @@ func hooksList(_ context.Context, _ *rpc.Request, p *protocol.HooksListParams) (
 	return &out, nil
 }
 
-// skillsList: agentd has no skills yet.
-func skillsList(_ context.Context, _ *rpc.Request, p *protocol.SkillsListParams) (*protocol.SkillsListResponse, error) {
-	out := protocol.SkillsListResponse{Data: protocol.List[protocol.SkillsListEntry]{}}
-	for _, cwd := range p.Cwds {
-		out.Data = append(out.Data, protocol.SkillsListEntry{Cwd: cwd, Skills: protocol.List[protocol.SkillMetadata]{}, Errors: protocol.List[protocol.PathErrorInfo]{}})
-	}
-	return &out, nil
-}
-
 func checkGovCloudRequirements(context.Context, *rpc.Request, *protocol.Empty) (*protocol.BedrockCheckGovCloudRequirementsResponse, error) {
 	return &protocol.BedrockCheckGovCloudRequirementsResponse{}, nil
 }
 
 func pluginInstalled(context.Context, *rpc.Request, *protocol.PluginInstalledParams) (*protocol.PluginInstalledResponse, error) {
 	return &protocol.PluginInstalledResponse{Marketplaces: protocol.List[protocol.PluginMarketplaceEntry]{}, MarketplaceLoadErrors: protocol.List[protocol.MarketplaceLoadErrorInfo]{}}, nil
-}
-
-func mcpServerStatusList(context.Context, *rpc.Request, *protocol.ListMcpServerStatusParams) (*protocol.ListMcpServerStatusResponse, error) {
-	return &protocol.ListMcpServerStatusResponse{Data: protocol.List[protocol.McpServerStatus]{}}, nil
 }
 
 func threadGoalGet(context.Context, *rpc.Request, *protocol.ThreadIDParams) (*protocol.ThreadGoalGetResponse, error) {
@@ -121,6 +108,9 @@ func (sv *service) threadSettingsUpdate(ctx context.Context, r *rpc.Request, p *
 		Effort: p.Effort, Summary: p.Summary, CollaborationMode: p.CollaborationMode}
 	ov, err := turnContextOverrides(tp, t.sess.TurnContext().Cwd)
 	if err != nil {
+		return nil, err
+	}
+	if err := sv.boundTurn(r, t, &ov); err != nil {
 		return nil, err
 	}
 	if _, err := t.sess.Call(ctx, core.OpOverrideTurnContext{Overrides: ov}); err != nil {

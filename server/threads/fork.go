@@ -18,7 +18,8 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		scope: c.Scope(), method: r.Method()}
 	// Before anything is read or written: a refused fork leaves nothing
 	// behind.
-	if err := sv.permit(ov); err != nil {
+	ov, err := sv.permit(ov)
+	if err != nil {
 		return nil, err
 	}
 	opts := rollout.ForkOptions{SourceID: p.ThreadID, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Name }}
@@ -45,6 +46,9 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	if err != nil {
 		if errors.Is(err, rollout.ErrTurnNotFound) {
 			return nil, protocol.InvalidRequest("turn not found: %s", protocol.Cut(opts.LastTurnID))
+		}
+		if errors.Is(err, rollout.ErrMetaTooLarge) {
+			return nil, metaErr(r.Method(), err)
 		}
 		if opts.SourcePath != "" {
 			return nil, pathErr(err)

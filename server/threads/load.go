@@ -63,6 +63,11 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	cfg.BaseInstructions = st.baseInstructions
 	cfg.DeveloperInstructions = st.developerInstructions
 	cfg.ProjectDoc = sv.projectDoc(conf, st.cwd, ls.log.With(zap.String("thread", ls.id)))
+	if len(ls.history) == 0 {
+		// A thread with a history has its context (skills included)
+		// in it already.
+		cfg.Skills = sv.skills(conf, st.cwd, ls.log.With(zap.String("thread", ls.id)))
+	}
 	cfg.DynamicTools = ls.tools
 	cfg.Originator = ls.meta.originator
 	cfg.History = ls.history
@@ -127,7 +132,7 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 	if t := sv.threads.get(id); t != nil {
 		return t, nil
 	}
-	t, _, _, err := sv.loadStored(ctx, id, overrides{})
+	t, _, _, err := sv.loadStored(ctx, id, overrides{scope: c.Scope()})
 	if err != nil {
 		// A file that cannot be read says why (-32603); any other refusal
 		// is the reference's "thread not found".

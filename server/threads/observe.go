@@ -22,7 +22,7 @@ type Observer interface {
 	// Tokens: n tokens of a kind ("input", "cached_input", "output",
 	// "reasoning_output") reported by the model.
 	Tokens(kind string, n int64)
-	// ToolCall: a tool call ("command", "patch", "dynamic") ended with
+	// ToolCall: a tool call ("command", "patch", "dynamic", "mcp") ended with
 	// status after d.
 	ToolCall(tool, status string, d time.Duration)
 	// RolloutWriteFailed: an attempt to write or sync a thread's rollout
@@ -40,6 +40,8 @@ func toolKind(it core.TurnItem) (kind string, status core.ItemStatus) {
 		return "patch", i.Status
 	case core.DynamicToolCallItem:
 		return "dynamic", i.Status
+	case core.McpToolCallItem:
+		return "mcp", i.Status
 	}
 	return "", ""
 }

@@ -3,6 +3,7 @@ package threads
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/protocol"
@@ -41,4 +42,15 @@ func pathErr(err error) error {
 		return perr
 	}
 	return err
+}
+
+// metaErr words a new rollout's refusal of a session_meta too long for
+// any reader (rollout.ErrMetaTooLarge): -32600 with its size and the
+// limit, and what makes it long. Another error is returned as it is.
+func metaErr(method string, err error) error {
+	if !errors.Is(err, rollout.ErrMetaTooLarge) {
+		return err
+	}
+	why := strings.TrimPrefix(err.Error(), rollout.ErrMetaTooLarge.Error()+": ")
+	return protocol.InvalidRequest("%s: the thread's session metadata %s (baseInstructions, developerInstructions and threadSource are in it)", method, why)
 }

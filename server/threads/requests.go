@@ -86,7 +86,9 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 		}
 		call, err := c.Request(r.Method, r.Params)
 		if err != nil {
-			continue // the connection is gone
+			// The connection is gone, or its scope is read
+			// (rpc.ErrReadScope): it answers no server requests.
+			continue
 		}
 		t.mu.Lock()
 		if !slices.Contains(t.subs, c) {

@@ -33,7 +33,11 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 		scope: c.Scope(), method: r.Method()}
 	// Before any thread is read or loaded: a refused resume does nothing.
-	if err := sv.permit(ov); err != nil {
+	ov, err := sv.permit(ov)
+	if err != nil {
+		return nil, err
+	}
+	if err := sv.requiredMCP(ctx); err != nil {
 		return nil, err
 	}
 	sv.threads.loadMu.Lock()

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/mcp"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/model/demo"
 	"github.com/agentd-dev/agentd/core/rollout"
@@ -54,6 +55,8 @@ type service struct {
 	threads *registry
 	// storage tells subscribers of rollout write failures.
 	storage *storageWarnings
+	// mcp runs the daemon's MCP servers (mcp.go).
+	mcp *mcp.Manager
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
@@ -66,13 +69,24 @@ type service struct {
 // Register creates the thread layer and registers its methods on s; its
 // threads stop when s drains. It fails when the thread store cannot be
 // opened.
-func Register(s *rpc.Server, opts Options) error {
+func Register(s *rpc.Server, opts Options) (*Layer, error) {
 	sv, err := newService(s, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sv.register()
-	return nil
+	return &Layer{sv: sv}, nil
+}
+
+// Layer is a registered thread layer, for the rest of the daemon.
+type Layer struct{ sv *service }
+
+// ReloadMCP applies [mcp_servers] as config.toml now has it (after a
+// config write), as config/mcpServer/reload does.
+func (l *Layer) ReloadMCP() {
+	if err := l.sv.reloadMCP(); err != nil {
+		l.sv.log.Warn("MCP servers not reloaded after a config write", zap.Error(err))
+	}
 }
 
 func newService(s *rpc.Server, opts Options) (*service, error) {
@@ -104,6 +118,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 		return nil, fmt.Errorf("open thread store: %w", err)
 	}
 	sv.threads = newRegistry(sv)
+	sv.newMCP()
 	s.OnDrain(sv.drain)
 	return sv, nil
 }
@@ -143,7 +158,7 @@ func (sv *service) register() {
 		"thread/archive", "thread/unarchive", "thread/delete", "thread/name/set", "thread/compact/start",
 		"thread/shellCommand", "thread/inject_items", "thread/revert", "thread/settings/update",
 		"thread/goal/get", "thread/backgroundTerminals/list", "thread/readState/update",
-		"turn/start", "turn/steer", "turn/interrupt")
+		"turn/start", "turn/steer", "turn/interrupt", "review/start")
 
 	s.Gauge("threads loaded", func() int { return len(sv.threads.ids()) })
 	s.Gauge("server requests pending", sv.pendingRequests)
@@ -152,6 +167,7 @@ func (sv *service) register() {
 	rpc.Handle(s, "turn/start", sv.turnStart)
 	rpc.Handle(s, "turn/steer", sv.turnSteer)
 	rpc.Handle(s, "turn/interrupt", sv.turnInterrupt)
+	rpc.Handle(s, "review/start", sv.reviewStart)
 
 	// What clients such as the Codex TUI call at startup. Features agentd
 	// does not have get an honest empty answer, never an invented one.
@@ -164,11 +180,13 @@ func (sv *service) register() {
 	rpc.Handle(s, "permissionProfile/list", permissionProfileList)
 	rpc.Handle(s, "configRequirements/read", configRequirementsRead)
 	rpc.Handle(s, "hooks/list", hooksList)
-	rpc.Handle(s, "skills/list", skillsList)
 	rpc.Handle(s, "account/bedrock/checkGovCloudRequirements", checkGovCloudRequirements)
 	rpc.Handle(s, "collaborationMode/list", collaborationModeList)
 	rpc.Handle(s, "plugin/installed", pluginInstalled)
-	rpc.Handle(s, "mcpServerStatus/list", mcpServerStatusList)
+	rpc.Handle(s, "mcpServerStatus/list", sv.mcpServerStatusList)
+	rpc.Handle(s, "config/mcpServer/reload", sv.mcpReload)
+	rpc.Handle(s, "mcpServer/resource/read", sv.mcpResourceRead)
+	rpc.Handle(s, "mcpServer/tool/call", sv.mcpToolCall)
 	rpc.Handle(s, "thread/goal/get", threadGoalGet)
 	rpc.Handle(s, "thread/backgroundTerminals/list", backgroundTerminalsList)
 	rpc.Handle(s, "thread/readState/update", readStateUpdate)
@@ -225,7 +243,8 @@ func providerIn(cfg *config.Config, id string) (model.Provider, bool) {
 
 // drain lets running turns finish until ctx (the shutdown deadline) ends,
 // then stops every loaded thread (turns still running are aborted and
-// recorded as such, rollouts synced), then the demo model and the store.
+// recorded as such, rollouts synced), then the MCP servers, the demo model
+// and the store.
 func (sv *service) drain(ctx context.Context) {
 	// Reads of rollout files in progress stop now: shutdown never waits
 	// on one (the requests that made them get an error).
@@ -234,6 +253,7 @@ func (sv *service) drain(ctx context.Context) {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sv.threads.closeAll(stopCtx)
+	sv.mcp.Close(stopCtx)
 	sv.mu.Lock()
 	sv.closed = true
 	stop := sv.demoEnd
@@ -277,6 +297,7 @@ func (sv *service) newSessionConfig(cfg *config.Config, threadID string, p model
 		StreamMaxRetries: p.StreamMaxRetries,
 		ShellEnv:         cfg.ShellEnv,
 		ToolFamily:       cfg.ToolFamily,
+		MCP:              sv.mcp,
 		// The hosted tools: web search as configured for the provider;
 		// generated images saved where the reference saves them.
 		WebSearch:          core.WebSearchMode(cfg.WebSearchFor(p)),

@@ -9,6 +9,7 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
+	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -99,41 +100,45 @@ type overrides struct {
 
 	scope  scope.Scope
 	method string
+	// resolved: config was checked and read into the fields above
+	// (permit), so that it is done once per request.
+	resolved bool
 }
 
 // permit refuses overrides that o's scope may not set: a protected config
 // key, a danger-full-access sandbox, approvals "never" where the
-// configuration does not say so (directly or through config).
-func (sv *service) permit(o overrides) error {
-	if perr := scope.ConfigOverrides(o.scope, o.method, o.config); perr != nil {
-		return perr
-	}
-	if o.config != nil {
+// configuration does not say so (directly or through config), or config
+// values that are not valid. It returns o with config read into its
+// fields. What depends on the thread (its cwd, the settings it brings) is
+// checked by apply.
+func (sv *service) permit(o overrides) (overrides, error) {
+	if !o.resolved {
+		if perr := scope.ConfigOverrides(o.scope, o.method, o.config); perr != nil {
+			return o, perr
+		}
 		var err error
 		if o, err = configOverrides(o); err != nil {
-			return err
+			return o, err
 		}
+		o.resolved = true
 	}
 	if perr := scope.SandboxMode(o.scope, o.method, o.sandbox); perr != nil {
-		return perr
+		return o, perr
 	}
 	if perr := scope.Approval(o.scope, o.method, o.approval, string(sv.config().ApprovalPolicy)); perr != nil {
-		return perr
+		return o, perr
 	}
-	return nil
+	return o, nil
 }
 
 // apply returns s changed by o, or a -32600 error naming what is wrong
-// (or what o's scope may not set).
+// (or what o's scope may not set). Below admin, the settings s brings
+// (a stored or loaded thread's) are first narrowed to the configuration,
+// and o may not ask for more than it (bound).
 func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) {
-	if err := sv.permit(o); err != nil {
+	o, err := sv.permit(o)
+	if err != nil {
 		return s, err
-	}
-	if o.config != nil {
-		var err error
-		if o, err = configOverrides(o); err != nil {
-			return s, err
-		}
 	}
 	if o.provider != nil {
 		p, ok := providerIn(s.cfg, *o.provider)
@@ -158,6 +163,10 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 	if s.projectDefaults {
 		s.approval, s.sandbox = s.cfg.ThreadPolicies(s.cwd)
 		s.projectDefaults = false
+	} else if o.scope != scope.Read {
+		// A read client only subscribes: it runs no turn, and must not
+		// change the settings of a thread it merely loads.
+		s = sv.clamp(s, o.scope)
 	}
 	if o.approval != nil {
 		if o.approval.Granular != nil {
@@ -169,7 +178,7 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 		}
 	}
 	if o.sandbox != nil {
-		s.sandbox = sandboxFromMode(*o.sandbox, s.sandbox)
+		s.sandbox = sandboxFromMode(*o.sandbox, s.sandbox, s.cfg.Sandbox)
 	}
 	if o.baseInstructions != nil {
 		s.baseInstructions = *o.baseInstructions
@@ -177,10 +186,52 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 	if o.developerInstructions != nil {
 		s.developerInstructions = *o.developerInstructions
 	}
+	return sv.bound(s, o)
+}
+
+// clamp narrows, for a client with scope sc below admin, the sandbox and
+// approvals a thread brings (from its rollout, or as it runs) to what the
+// configuration allows in its cwd: an operate client may not widen the
+// sandbox by resuming or forking a thread an admin ran wider.
+func (sv *service) clamp(s threadSettings, sc scope.Scope) threadSettings {
+	cfg := sv.config()
+	_, limit := cfg.ThreadPolicies(s.cwd)
+	sp, ap, changed := scope.Clamp(sc, projection.SandboxPolicy(s.sandbox), projection.SandboxPolicy(limit), s.cwd, string(s.approval), string(cfg.ApprovalPolicy))
+	if changed {
+		s.sandbox, s.approval = projection.CoreSandboxPolicy(sp), policy.ApprovalPolicy(ap)
+	}
+	return s
+}
+
+// bound refuses, below admin, settings wider than the configuration that
+// o asked for: a sandbox wider than the configured one in the thread's
+// cwd, or a writable cwd that would make agentd's home writable. A cwd
+// the client did not choose (inherited, or the daemon's) is not refused:
+// the thread runs read-only there instead.
+func (sv *service) bound(s threadSettings, o overrides) (threadSettings, error) {
+	if o.scope.Allows(scope.Admin) {
+		return s, nil
+	}
+	cfg := sv.config()
+	if o.sandbox != nil {
+		_, limit := cfg.ThreadPolicies(s.cwd)
+		if perr := scope.Sandbox(o.scope, o.method, projection.SandboxPolicy(s.sandbox), projection.SandboxPolicy(limit), s.cwd); perr != nil {
+			return s, perr
+		}
+	}
+	if perr := scope.HomeCwd(o.scope, o.method, s.cwd, cfg.Home, projection.SandboxPolicy(s.sandbox)); perr != nil {
+		if o.cwd != nil || o.sandbox != nil {
+			return s, perr
+		}
+		if o.scope != scope.Read {
+			s.sandbox = policy.ReadOnly()
+		}
+	}
 	return s, nil
 }
 
-// configOverrides reads the dotted config keys a thread may override.
+// configOverrides reads the dotted config keys a thread may override,
+// refusing values that are not one of the accepted ones.
 func configOverrides(o overrides) (overrides, error) {
 	str := func(key string) (*string, error) {
 		v, ok := o.config[key]
@@ -204,17 +255,34 @@ func configOverrides(o overrides) (overrides, error) {
 	set(&o.provider, "model_provider")
 	if v, e := str("approval_policy"); e != nil {
 		return o, e
-	} else if v != nil && o.approval == nil {
-		ap := protocol.ApprovalPolicy(protocol.ApprovalMode(*v))
-		o.approval = &ap
+	} else if v != nil {
+		if !policy.ApprovalPolicy(*v).Valid() {
+			return o, invalidConfigValue("approval_policy", *v, "untrusted", "on-failure", "on-request", "never")
+		}
+		if o.approval == nil {
+			ap := protocol.ApprovalPolicy(protocol.ApprovalMode(*v))
+			o.approval = &ap
+		}
 	}
 	if v, e := str("sandbox_mode"); e != nil {
 		return o, e
-	} else if v != nil && o.sandbox == nil {
-		m := protocol.SandboxMode(*v)
-		o.sandbox = &m
+	} else if v != nil {
+		switch m := protocol.SandboxMode(*v); m {
+		case protocol.SandboxReadOnly, protocol.SandboxWorkspaceWrite, protocol.SandboxDangerFullAccess:
+			if o.sandbox == nil {
+				o.sandbox = &m
+			}
+		default:
+			return o, invalidConfigValue("sandbox_mode", *v, "read-only", "workspace-write", "danger-full-access")
+		}
 	}
 	return o, err
+}
+
+// invalidConfigValue is the refusal of a config override whose value is
+// not one of those accepted.
+func invalidConfigValue(key, value string, accepted ...string) error {
+	return protocol.InvalidRequest("Invalid request: config.%s %q is not one of %s", key, protocol.Cut(value), strings.Join(accepted, ", "))
 }
 
 // resolveCwd makes a client's cwd absolute (relative to base) and checks
@@ -227,11 +295,17 @@ func resolveCwd(cwd, base string) (string, error) {
 	return dir, nil
 }
 
-func sandboxFromMode(m protocol.SandboxMode, base policy.SandboxPolicy) policy.SandboxPolicy {
+// sandboxFromMode is the policy of a sandbox mode a client asks for: for
+// workspace-write, the thread's own when it has one, else the
+// configured one's [sandbox_workspace_write] settings.
+func sandboxFromMode(m protocol.SandboxMode, base, configured policy.SandboxPolicy) policy.SandboxPolicy {
 	switch m {
 	case protocol.SandboxWorkspaceWrite:
 		if base.Mode == policy.SandboxWorkspaceWrite {
 			return base
+		}
+		if configured.Mode == policy.SandboxWorkspaceWrite {
+			return configured
 		}
 		return policy.WorkspaceWrite()
 	case protocol.SandboxDangerFullAccess:

@@ -39,6 +39,9 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	if err != nil {
 		return nil, err
 	}
+	if err := sv.requiredMCP(ctx); err != nil {
+		return nil, err
+	}
 	uid, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
@@ -62,7 +65,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 			BaseInstructions: st.baseInstructions, DeveloperInstructions: st.developerInstructions,
 		})
 		if err != nil {
-			return nil, err
+			return nil, metaErr(r.Method(), err)
 		}
 		meta.path = rec.Path()
 	}
@@ -83,6 +86,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	t.subscribe(c, true)
 	wire := t.wire(false)
 	r.Then("thread/started", protocol.ThreadStartedNotification{Thread: wire})
+	sv.mcpStatusAfterStart(r, id)
 	return sv.startResponse(t, wire, st), nil
 }
 

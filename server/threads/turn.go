@@ -58,6 +58,9 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if err != nil {
 		return nil, err
 	}
+	if err := sv.boundTurn(r, t, &ov); err != nil {
+		return nil, err
+	}
 	cwd := t.sess.TurnContext().Cwd
 	if ov.Cwd != nil {
 		cwd = *ov.Cwd
@@ -84,7 +87,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	ack, err := t.sess.CallTraced(ctx, op, trace)
 	if err != nil {
 		undo()
-		return nil, rejectErr(err)
+		return nil, inputRefused(err)
 	}
 	t.replay(c)
 	// The line that ties the request to the turn's own lines.
@@ -108,12 +111,7 @@ func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	r.ResponseFirst() // before the events of the steer
 	ack, err := t.sess.Call(ctx, op)
 	if err != nil {
-		var rej *core.RejectError
-		if errors.As(err, &rej) && rej.Reason == core.RejectNotSteerable {
-			return nil, protocol.InvalidRequest("%s", rej.Message).WithData(map[string]any{
-				"codexErrorInfo": map[string]any{"activeTurnNotSteerable": map[string]any{"turnKind": "compact"}}})
-		}
-		return nil, rejectErr(err)
+		return nil, steerRefused(err)
 	}
 	return &protocol.TurnSteerResponse{TurnID: ack.TurnID}, nil
 }
@@ -145,6 +143,47 @@ func (sv *service) permitTurn(r *rpc.Request, ap *protocol.AskForApproval, sp *p
 	}
 	if perr := scope.Approval(sc, r.Method(), ap, string(sv.config().ApprovalPolicy)); perr != nil {
 		return perr
+	}
+	return nil
+}
+
+// boundTurn keeps, below admin, a turn's settings (turn/start, thread/
+// settings/update) within the configuration: it refuses a sandbox wider
+// than the configured one and a writable cwd that would make agentd's
+// home writable, and narrows what the thread already runs with (an
+// admin's loaded thread may run wider) by adding overrides to o.
+func (sv *service) boundTurn(r *rpc.Request, t *thread, o *core.TurnOverrides) error {
+	sc, method := r.Conn().Scope(), r.Method()
+	if sc.Allows(scope.Admin) {
+		return nil
+	}
+	cfg := sv.config()
+	tc := t.sess.TurnContext()
+	cwd, sp, ap := tc.Cwd, tc.Sandbox, tc.ApprovalPolicy
+	if o.Cwd != nil {
+		cwd = *o.Cwd
+	}
+	if o.ApprovalPolicy != nil {
+		ap = *o.ApprovalPolicy
+	}
+	_, coreLimit := cfg.ThreadPolicies(cwd)
+	limit := projection.SandboxPolicy(coreLimit)
+	if o.Sandbox != nil {
+		if perr := scope.Sandbox(sc, method, projection.SandboxPolicy(*o.Sandbox), limit, cwd); perr != nil {
+			return perr
+		}
+		sp = *o.Sandbox
+	}
+	wsp, wap, changed := scope.Clamp(sc, projection.SandboxPolicy(sp), limit, cwd, string(ap), string(cfg.ApprovalPolicy))
+	if perr := scope.HomeCwd(sc, method, cwd, cfg.Home, wsp); perr != nil {
+		if o.Cwd != nil || o.Sandbox != nil {
+			return perr
+		}
+		wsp, changed = projection.SandboxPolicy(policy.ReadOnly()), true
+	}
+	if changed {
+		nsp, nap := projection.CoreSandboxPolicy(wsp), policy.ApprovalPolicy(wap)
+		o.Sandbox, o.ApprovalPolicy = &nsp, &nap
 	}
 	return nil
 }

@@ -281,3 +281,44 @@ func TestPipeDeliversThenEOF(t *testing.T) {
 		t.Fatalf("write after close: %v", err)
 	}
 }
+
+// CloseFor tells a WebSocket peer why it is closed: status 1008 and the
+// reason, cut to what a close frame holds.
+func TestWSCloseForSendsReason(t *testing.T) {
+	for _, reason := range []string{"outbound queue full: client not reading fast enough", strings.Repeat("é", 100)} {
+		ep, _ := ParseListenURL("ws://127.0.0.1:0", "")
+		l, err := Listen(context.Background(), ep, Options{Logger: zaptest.NewLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_ = l.Serve(func(st Stream) {
+				if _, err := st.Read(context.Background()); err == nil {
+					_ = CloseFor(st, reason)
+				}
+			})
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, _, err := websocket.Dial(ctx, l.URL(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Write(ctx, websocket.MessageText, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = c.Read(ctx)
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation {
+			t.Fatalf("err %v, want close 1008", err)
+		}
+		want := reason
+		if len(want) > maxCloseReason {
+			want = strings.ToValidUTF8(want[:maxCloseReason], "")
+		}
+		if ce.Reason != want || len(ce.Reason) > maxCloseReason {
+			t.Fatalf("reason %q, want %q", ce.Reason, want)
+		}
+		cancel()
+		_ = l.Close()
+	}
+}

@@ -45,6 +45,19 @@ type Stream interface {
 	Info() Info
 }
 
+// CloseFor ends st like Close, first telling the peer why when its framing
+// can carry a reason: a WebSocket peer gets a close frame with status 1008
+// (policy violation) and reason (cut to the 123 bytes a close frame
+// holds). Other streams have no such frame and are simply closed. The
+// engine calls it when it gives a client up (one that does not read its
+// messages), so that the client can tell that from a normal end.
+func CloseFor(st Stream, reason string) error {
+	if rc, ok := st.(interface{ closeFor(string) error }); ok {
+		return rc.closeFor(reason)
+	}
+	return st.Close()
+}
+
 // Info describes a stream: for logs, and the two properties the connection
 // layer needs to choose its policies. They are properties, not a transport
 // name, so that the layer above never switches on the transport.

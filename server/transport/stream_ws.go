@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,10 +72,27 @@ func (s *wsStream) Write(ctx context.Context, msg []byte) error {
 func (s *wsStream) Flush() error { return nil }
 
 func (s *wsStream) Close() error {
+	return s.closeWith(websocket.StatusNormalClosure, "")
+}
+
+// maxCloseReason is what a close frame's reason may hold (RFC 6455 5.5:
+// 125 bytes of payload, 2 of them the status).
+const maxCloseReason = 123
+
+func (s *wsStream) closeFor(reason string) error {
+	if len(reason) > maxCloseReason {
+		reason = strings.ToValidUTF8(reason[:maxCloseReason], "")
+	}
+	return s.closeWith(websocket.StatusPolicyViolation, reason)
+}
+
+// closeWith closes once, with the close handshake bounded by
+// wsCloseTimeout.
+func (s *wsStream) closeWith(code websocket.StatusCode, reason string) error {
 	s.closeOnce.Do(func() {
 		done := make(chan struct{})
 		go func() {
-			_ = s.c.Close(websocket.StatusNormalClosure, "")
+			_ = s.c.Close(code, reason)
 			close(done)
 		}()
 		select {

@@ -38,6 +38,9 @@ func (u *utility) commandExec(ctx context.Context, r *rpc.Request, p *protocol.C
 	if err != nil {
 		return nil, err
 	}
+	if err := u.boundExec(c.Scope(), r.Method(), p, spec.req.Cwd); err != nil {
+		return nil, err
+	}
 	cu, err := u.forConn(c)
 	if err != nil {
 		return nil, err
@@ -149,6 +152,28 @@ func (u *utility) execSpec(p *protocol.CommandExecParams) (execSpec, error) {
 		s.req.Sandbox = l
 	}
 	return s, nil
+}
+
+// boundExec refuses, below admin, a command/exec sandbox wider than the
+// configured sandbox_mode, and a cwd that the sandbox would make writable
+// when that would make agentd's home writable.
+func (u *utility) boundExec(sc scope.Scope, method string, p *protocol.CommandExecParams, cwd string) error {
+	if sc.Allows(scope.Admin) {
+		return nil
+	}
+	cfg := u.config()
+	limit := projection.SandboxPolicy(cfg.Sandbox)
+	sp := limit
+	if p.SandboxPolicy != nil {
+		sp = *p.SandboxPolicy
+		if perr := scope.Sandbox(sc, method, sp, limit, cwd); perr != nil {
+			return perr
+		}
+	}
+	if perr := scope.HomeCwd(sc, method, cwd, cfg.Home, sp); perr != nil {
+		return perr
+	}
+	return nil
 }
 
 // commandExecWrite writes to a streaming process's input and may close it.

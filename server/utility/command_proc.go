@@ -222,27 +222,36 @@ func (p *execProc) run(ctx context.Context) (*protocol.CommandExecResponse, erro
 		id := res.SessionID
 		res, err = p.waitSession(ctx, id)
 		if err != nil {
-			if rpc.Cancelled(ctx) {
+			switch {
+			case rpc.Cancelled(ctx):
 				// Cancelled by the client: the process goes with its
 				// request, as with terminate.
 				_, _ = p.mgr.Terminate(id)
 				return nil, errExecCancelled
+			case rpc.ShuttingDown(ctx):
+				_, _ = p.mgr.Terminate(id)
+				return nil, errClosedDuringExec(ctx)
 			}
 			return nil, err
 		}
 	} else {
 		close(p.ready)
 		if err != nil {
-			// Start was interrupted: by terminate (answer with the
-			// exit), or because the connection ended.
+			// Start was interrupted: by terminate or the shutdown
+			// (answer with the exit), by the client's cancellation, or
+			// because the connection ended.
 			p.mu.Lock()
 			terminated := p.terminated
 			p.mu.Unlock()
 			if !terminated {
-				if rpc.Cancelled(ctx) {
+				switch {
+				case rpc.Cancelled(ctx):
 					return nil, errExecCancelled // Start killed it
+				case !rpc.ShuttingDown(ctx):
+					return nil, err
 				}
-				return nil, err
+				// The shutdown killed it: its exit is the answer, as
+				// when the exec manager closes under it.
 			}
 		}
 		p.finish(res)
@@ -285,7 +294,7 @@ var errExecCancelled = rpc.CancelledError("command/exec was cancelled: its proce
 // errClosedDuringExec says why the manager was closed under a running
 // request: the connection ended (no answer is due) or the server drains.
 func errClosedDuringExec(ctx context.Context) error {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !rpc.ShuttingDown(ctx) {
 		return ctx.Err()
 	}
 	return protocol.Errorf(protocol.CodeInternalError, "command/exec process was killed: the server is shutting down")

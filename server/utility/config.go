@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/agentd-dev/agentd/server/atomicfile"
 
@@ -185,6 +186,14 @@ func (u *utility) configBatchWrite(_ context.Context, r *rpc.Request, p *protoco
 // SIGHUP path: new threads use it; a reload that fails, say under
 // --strict-config, keeps the old one and is logged, and the write stands).
 func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits []configedit.Edit) (*protocol.ConfigWriteResponse, error) {
+	return u.configWriteFrom(r, filePath, expected, func(map[string]any) ([]configedit.Edit, error) { return edits, nil })
+}
+
+// configWriteFrom is configWrite with edits made from the file's document
+// as it is under the write lock (a read-modify-write, like
+// skills/config/write's, that no other write can slip into). An error
+// from edits is returned as it is.
+func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, editsFor func(doc map[string]any) ([]configedit.Edit, error)) (*protocol.ConfigWriteResponse, error) {
 	path := u.configPath()
 	sc := r.Conn().Scope()
 	if filePath != nil && filepath.Clean(*filePath) != path && !sc.Allows(scope.Admin) {
@@ -193,7 +202,7 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 		return nil, scope.Deny(sc, r.Method(), fmt.Sprintf("to write %q: only the user's config.toml", protocol.Cut(*filePath)))
 	}
 	if filePath != nil && filepath.Clean(*filePath) != path {
-		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, *filePath)
+		return nil, configWriteError(configLayerReadonly, "agentd only writes its user config file %s, not %s", path, protocol.Cut(*filePath))
 	}
 	u.configMu.Lock()
 	defer u.configMu.Unlock()
@@ -203,6 +212,13 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	}
 	if expected != nil && *expected != configedit.Version(doc) {
 		return nil, configWriteError(configVersionConflict, "Configuration was modified since last read. Fetch latest version and retry.")
+	}
+	edits, err := editsFor(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKeyPaths(edits); err != nil {
+		return nil, err
 	}
 	res, err := configedit.Apply(src, edits)
 	if err != nil {
@@ -223,10 +239,35 @@ func (u *utility) configWrite(r *rpc.Request, filePath, expected *string, edits 
 	if !res.InPlace {
 		r.Logger().Warn("config.toml was rewritten from its content: its comments and layout are gone", zap.String("file", path))
 	}
+	// A reloadable configuration tells its listeners (the MCP servers)
+	// itself; a fixed one (embedding, tests) has configWritten.
 	if u.live.Reloadable() {
-		_ = u.live.Reload(u.log, "config write")
+		_ = u.live.Reload(r.Logger(), "config write")
+	} else if u.configWritten != nil {
+		go u.configWritten()
 	}
 	return &protocol.ConfigWriteResponse{Status: protocol.WriteOK, Version: res.Version, FilePath: protocol.AbsPath(path)}, nil
+}
+
+// maxKeyPathBytes bounds an edit's keyPath. A key the loader does not
+// know is kept and warned about (configWarning to every new connection,
+// a log line at each reload), so a long one would be repeated forever;
+// no key agentd or the reference reads comes near the bound.
+const maxKeyPathBytes = 1024
+
+// checkKeyPaths refuses an edit whose keyPath is past maxKeyPathBytes or
+// holds a control character (no configuration key has one, and it would
+// reach warnings and logs).
+func checkKeyPaths(edits []configedit.Edit) error {
+	for _, e := range edits {
+		if len(e.KeyPath) > maxKeyPathBytes {
+			return configWriteError(configValidationError, "Invalid configuration edit: keyPath is %d bytes, more than the limit of %d: %s", len(e.KeyPath), maxKeyPathBytes, protocol.Cut(e.KeyPath))
+		}
+		if strings.IndexFunc(e.KeyPath, unicode.IsControl) >= 0 {
+			return configWriteError(configValidationError, "Invalid configuration edit: keyPath has a control character: %s", config.KeyText(e.KeyPath))
+		}
+	}
+	return nil
 }
 
 // configWriteError is a -32600 carrying the reference's write error code.

@@ -2,11 +2,13 @@ package utility
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -84,7 +86,12 @@ func resolveExisting(path string) string {
 }
 
 // copyTree copies the directory src to dst, and says how many entries it
-// copied; it stops as soon as ctx ends.
+// copied; it stops as soon as ctx ends. dst itself was checked against
+// the roots with its links resolved, so it is made or entered as it is;
+// beneath it, no symbolic link already in the destination is followed: a
+// link where the copy would make a directory or write a file is refused
+// (errWriteThroughLink), since what it points at was never checked (it
+// may lie outside the roots or be a vital path).
 func copyTree(ctx context.Context, src, dst string) (copied int, err error) {
 	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -104,17 +111,46 @@ func copyTree(ctx context.Context, src, dst string) (copied int, err error) {
 			return err
 		}
 		switch mode := info.Mode(); {
-		case mode.IsDir():
+		case mode.IsDir() && rel == ".":
 			return os.MkdirAll(target, mode.Perm()|0o700)
+		case mode.IsDir():
+			return makeDirNoFollow(target, mode.Perm()|0o700)
 		case mode&fs.ModeSymlink != 0:
 			return copySymlink(path, target)
 		case mode.IsRegular():
-			return copyFile(path, target, mode.Perm())
+			return copyFileNoFollow(path, target, mode.Perm())
 		}
 		copied-- // FIFOs, sockets and devices are not copied
 		return nil
 	})
 	return copied, err
+}
+
+// errWriteThroughLink refuses to make a directory or write a file of a
+// tree's copy through a symbolic link already at that place in the
+// destination.
+func errWriteThroughLink(path string) error {
+	return protocol.InvalidRequest("fs/copy will not write through the symbolic link %s in the destination", protocol.Cut(path))
+}
+
+// makeDirNoFollow makes the directory path, or accepts the directory
+// already there; a symbolic link there (even to a directory) is refused
+// rather than entered. Its parent was made or checked the same way.
+func makeDirNoFollow(path string, perm fs.FileMode) error {
+	err := os.Mkdir(path, perm)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	st, lerr := os.Lstat(path)
+	switch {
+	case lerr != nil:
+		return lerr
+	case st.Mode()&fs.ModeSymlink != 0:
+		return errWriteThroughLink(path)
+	case !st.IsDir():
+		return err
+	}
+	return nil
 }
 
 // copySymlink makes dst a link with src's target (replacing a file there).
@@ -131,21 +167,42 @@ func copySymlink(src, dst string) error {
 	return os.Symlink(target, dst)
 }
 
-// copyFile copies a regular file's bytes and permission bits. Copying a
-// file onto itself leaves it as it is (truncating the destination would
-// destroy the source).
+// copyFile copies a regular file's bytes and permission bits to dst,
+// following a link there (a single file's copy, whose destination was
+// checked with its links resolved). Copying a file onto itself leaves it
+// as it is (truncating the destination would destroy the source).
 func copyFile(src, dst string, perm fs.FileMode) error {
+	return copyFileTo(src, dst, perm, os.Stat, 0)
+}
+
+// copyFileNoFollow is copyFile inside a tree's copy: a symbolic link at
+// dst is refused, not written through, and the file is opened with
+// O_NOFOLLOW so that a link put there after the check is refused too.
+func copyFileNoFollow(src, dst string, perm fs.FileMode) error {
+	if st, err := os.Lstat(dst); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return errWriteThroughLink(dst)
+	}
+	err := copyFileTo(src, dst, perm, os.Lstat, syscall.O_NOFOLLOW)
+	if errors.Is(err, syscall.ELOOP) {
+		return errWriteThroughLink(dst)
+	}
+	return err
+}
+
+// copyFileTo copies src to dst, stat-ing dst with stat and opening it
+// with the extra flags.
+func copyFileTo(src, dst string, perm fs.FileMode, stat func(string) (fs.FileInfo, error), flags int) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if dstInfo, err := os.Stat(dst); err == nil {
+	if dstInfo, err := stat(dst); err == nil {
 		if srcInfo, err := in.Stat(); err == nil && os.SameFile(srcInfo, dstInfo) {
 			return nil
 		}
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|flags, perm)
 	if err != nil {
 		return err
 	}

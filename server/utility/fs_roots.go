@@ -11,15 +11,6 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 )
 
-// fsRoots confines the fs/* methods, fuzzyFileSearch and command/exec's
-// cwd to the trees of [fs] roots (or --fs-root). A path is allowed when
-// the place the system will act on, symbolic links resolved, lies in one
-// of them. No roots: everything is allowed, as in the reference.
-//
-// The check is made before the operation: it keeps clients to their
-// trees, but it is not a sandbox against a process that swaps links in
-// those trees at the same moment (and a command a client runs can go
-// anywhere its sandbox lets it).
 // roots are the fs roots of the configuration in use: a reload (SIGHUP, a
 // config write) changes them for the next request.
 func (u *utility) roots() fsRoots {
@@ -29,6 +20,15 @@ func (u *utility) roots() fsRoots {
 	return fsRoots{}
 }
 
+// fsRoots confines the fs/* methods, fuzzyFileSearch and command/exec's
+// cwd to the trees of [fs] roots (or --fs-root). A path is allowed when
+// the place the system will act on, symbolic links resolved, lies in one
+// of them. No roots: everything is allowed, as in the reference.
+//
+// The check is made before the operation: it keeps clients to their
+// trees, but it is not a sandbox against a process that swaps links in
+// those trees at the same moment (and a command a client runs can go
+// anywhere its sandbox lets it).
 type fsRoots struct {
 	// roots are absolute, cleaned and resolved (config.Config.FsRoots).
 	roots []string

@@ -23,6 +23,11 @@ type Options struct {
 	Log    *zap.Logger
 	// Cwd is the daemon's working directory, where relative paths start.
 	Cwd string
+	// ConfigWritten, when set, is called (on its own goroutine) after
+	// each config write to a configuration that cannot reload (Live nil),
+	// so that what applies at once does; a reloadable one tells its
+	// OnReload listeners instead.
+	ConfigWritten func()
 }
 
 // utility serves the methods that need no thread: command/exec, fs/*,
@@ -32,6 +37,8 @@ type utility struct {
 	live *config.Live
 	log  *zap.Logger
 	cwd  string
+	// configWritten is Options.ConfigWritten.
+	configWritten func()
 	// guard refuses destructive fs/* requests at vital paths.
 	guard guard
 
@@ -63,7 +70,7 @@ func newUtility(opts Options) *utility {
 		home = cfg.Home
 	}
 	return &utility{live: live, log: log, cwd: opts.Cwd, guard: newGuard(userHome(), home), conns: map[*rpc.Conn]*connUtil{},
-		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{})}
+		searches: map[searchKey]*fuzzySearch{}, execAddedCh: make(chan struct{}), configWritten: opts.ConfigWritten}
 }
 
 // config is the configuration in use now.
@@ -76,7 +83,7 @@ func Register(s *rpc.Server, opts Options) {
 	s.OnDrain(u.drain)
 	// A connection's config reads and writes are handled in the order it
 	// sent them (a write, then the read of what it wrote).
-	rpc.Order(s, rpc.Fixed("config"), "config/read", "config/value/write", "config/batchWrite")
+	rpc.Order(s, rpc.Fixed("config"), "config/read", "config/value/write", "config/batchWrite", "skills/list", "skills/config/write")
 
 	rpc.Handle(s, "command/exec", u.commandExec)
 	rpc.Handle(s, "command/exec/write", u.commandExecWrite)
@@ -101,6 +108,9 @@ func Register(s *rpc.Server, opts Options) {
 	rpc.Handle(s, "config/read", u.configRead)
 	rpc.Handle(s, "config/value/write", u.configValueWrite)
 	rpc.Handle(s, "config/batchWrite", u.configBatchWrite)
+
+	rpc.Handle(s, "skills/list", u.skillsList)
+	rpc.Handle(s, "skills/config/write", u.skillsConfigWrite)
 }
 
 // connUtil is what one connection owns: its command/exec processes and

@@ -20,4 +20,10 @@
 //	)
 //	// point the client at s.URL(), run the turn, then:
 //	out, _ := s.Requests()[1].ToolOutput("call_1")
+//
+// Outside a test, Serve runs the same server on a listener (the load
+// harness, test/load, runs it as a process of its own), with Respond
+// computing each answer from the request and DropRequests keeping none.
+// StampedText streams deltas stamped with the time each is written, so a
+// client can measure the delay from the model's write to its own read.
 package mockmodel

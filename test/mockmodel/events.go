@@ -13,6 +13,8 @@ import (
 type Event struct {
 	Type string
 	Data map[string]any
+	// stamp marks the events of a StampedText, completed when written.
+	stamp stampKind
 }
 
 // Events is a run of events; the builders return it so that they compose.
@@ -295,7 +297,7 @@ func finish(parts []Events) []Event {
 				}
 			}
 			d["sequence_number"] = len(out)
-			out = append(out, Event{Type: e.Type, Data: d})
+			out = append(out, Event{Type: e.Type, Data: d, stamp: e.stamp})
 		}
 	}
 	return out

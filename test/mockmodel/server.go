@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,11 +17,13 @@ import (
 // Server is a scripted Responses server. Its methods are safe for
 // concurrent use.
 type Server struct {
-	t           testing.TB
+	errorf      func(format string, args ...any) // a test's Errorf, or a process's report
 	url         string
 	client      *http.Client
 	stop        func() // stops the HTTP server once the handlers are released
 	allowUnused bool
+	respond     func(Request) Response // answers when the script is empty
+	dropReqs    bool
 
 	shutdown chan struct{} // closed by Close: releases every gate and stall
 	handlers sync.WaitGroup
@@ -29,6 +32,7 @@ type Server struct {
 	closing  bool
 	queue    []Response
 	scripted int
+	received int // requests so far, kept or not
 	reqs     []Request
 	gone     map[int]chan struct{}
 }
@@ -42,8 +46,22 @@ func AllowUnused() Option {
 	return func(s *Server) { s.allowUnused = true }
 }
 
-func newServer(t testing.TB, opts []Option) *Server {
-	s := &Server{t: t, shutdown: make(chan struct{}), gone: map[int]chan struct{}{}}
+// Respond makes f answer every request that finds the script empty, for a
+// server whose responses depend on the request (the load harness's mock
+// model: many clients, unknown order). Scripted responses still go first.
+func Respond(f func(Request) Response) Option {
+	return func(s *Server) { s.respond = f }
+}
+
+// DropRequests stops the server from keeping the requests it receives
+// (Requests then returns none), so that a long-running server does not
+// grow with every request.
+func DropRequests() Option {
+	return func(s *Server) { s.dropReqs = true }
+}
+
+func newServer(errorf func(string, ...any), opts []Option) *Server {
+	s := &Server{errorf: errorf, shutdown: make(chan struct{}), gone: map[int]chan struct{}{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -53,7 +71,7 @@ func newServer(t testing.TB, opts []Option) *Server {
 // New starts a server on a loopback port; it stops when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := newServer(t, opts)
+	s := newServer(t.Errorf, opts)
 	hs := httptest.NewServer(s)
 	s.url = hs.URL + "/v1"
 	s.client = hs.Client()
@@ -70,7 +88,7 @@ func New(t testing.TB, opts ...Option) *Server {
 // from HTTPClient can reach it.
 func NewInMemory(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := newServer(t, opts)
+	s := newServer(t.Errorf, opts)
 	l := newPipeListener()
 	hs := &http.Server{Handler: s}
 	served := make(chan struct{})
@@ -87,6 +105,25 @@ func NewInMemory(t testing.TB, opts ...Option) *Server {
 		tr.CloseIdleConnections()
 	}
 	t.Cleanup(s.Close)
+	return s
+}
+
+// Serve starts a server on l outside any test, for a mock model that runs
+// as its own process; failures go to errorf. Close stops it.
+func Serve(l net.Listener, errorf func(format string, args ...any), opts ...Option) *Server {
+	s := newServer(errorf, opts)
+	hs := &http.Server{Handler: s}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = hs.Serve(l)
+	}()
+	s.url = "http://" + l.Addr().String() + "/v1"
+	s.client = &http.Client{}
+	s.stop = func() {
+		_ = hs.Close()
+		<-served
+	}
 	return s
 }
 
@@ -166,7 +203,7 @@ func (s *Server) Close() {
 	s.stop()
 	s.handlers.Wait()
 	if unused > 0 && !s.allowUnused {
-		s.t.Errorf("mockmodel: %d scripted response(s) were never requested", unused)
+		s.errorf("mockmodel: %d scripted response(s) were never requested", unused)
 	}
 }
 
@@ -188,35 +225,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
-		s.t.Errorf("mockmodel: unexpected request %s %s", r.Method, r.URL.Path)
+		s.errorf("mockmodel: unexpected request %s %s", r.Method, r.URL.Path)
 		http.Error(w, "mockmodel: only POST .../responses is served", http.StatusNotFound)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		s.t.Errorf("mockmodel: reading request body: %v", err)
+		s.errorf("mockmodel: reading request body: %v", err)
 		return
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body}
 	if err := json.Unmarshal(body, &req.JSON); err != nil {
-		s.t.Errorf("mockmodel: request body is not a JSON object: %v", err)
+		s.errorf("mockmodel: request body is not a JSON object: %v", err)
 	}
 
 	s.mu.Lock()
-	n := len(s.reqs)
-	s.reqs = append(s.reqs, req)
+	n := s.received
+	s.received++
+	if !s.dropReqs {
+		s.reqs = append(s.reqs, req)
+	}
 	resp, ok := Response{}, len(s.queue) > 0
 	if ok {
 		resp, s.queue = s.queue[0], s.queue[1:]
 	}
 	scripted := s.scripted
 	s.mu.Unlock()
+	if !ok && s.respond != nil {
+		resp, ok = s.respond(req), true
+	}
 
 	for _, e := range pairingErrors(req.Input()) {
-		s.t.Errorf("mockmodel: request %d: %s", n, e)
+		s.errorf("mockmodel: request %d: %s", n, e)
 	}
 	if !ok {
-		s.t.Errorf("mockmodel: request %d arrived but only %d response(s) were scripted", n, scripted)
+		s.errorf("mockmodel: request %d arrived but only %d response(s) were scripted", n, scripted)
 		// 400 is not retried, so the client stops at once.
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -261,13 +304,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, resp Respo
 		s.markGone(n)
 		return
 	}
+	var st stamper
 	for i := 0; i <= len(resp.events); i++ {
 		if g, ok := resp.gates[i]; ok && !s.wait(r, n, g) {
 			return
 		}
 		if i == resp.cutAfter {
 			if i < len(resp.events) {
-				b := resp.events[i].encode(resp.dataOnly)
+				b := st.apply(resp.events[i]).encode(resp.dataOnly)
 				_, _ = w.Write(b[:len(b)/2])
 				_ = rc.Flush()
 			}
@@ -280,7 +324,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, n int, resp Respo
 		if resp.pace > 0 && i > 0 && !s.sleep(r, n, resp.pace) {
 			return
 		}
-		if _, err := w.Write(resp.events[i].encode(resp.dataOnly)); err != nil {
+		if _, err := w.Write(st.apply(resp.events[i]).encode(resp.dataOnly)); err != nil {
 			s.markGone(n)
 			return
 		}

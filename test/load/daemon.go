@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// target is a server binary under load: agentd, or the reference.
+type target struct {
+	name string // "agentd" or "reference"
+	bin  string
+	ref  bool
+	// root holds the target's homes and workspaces. The reference's is
+	// outside /tmp (it warns about helper binaries under /tmp).
+	root string
+	// mockURL is the mock model's base URL.
+	mockURL string
+}
+
+// daemon is one running server process.
+type daemon struct {
+	t       *target
+	cmd     *exec.Cmd
+	pid     int
+	home    string
+	cwd     string // the threads' working directory
+	url     string // ws://127.0.0.1:PORT
+	logPath string
+	started time.Time
+	exited  chan struct{}
+	waitErr error
+}
+
+// newHome makes an empty home with the load config.toml: the mock model
+// as provider, no approvals, no sandbox (commands run in the workspace, a
+// directory of the run's own).
+func (t *target) newHome(name string) (home, cwd string, err error) {
+	home, err = os.MkdirTemp(t.root, name+"-")
+	if err != nil {
+		return "", "", err
+	}
+	cwd = filepath.Join(home, "workspace")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		return "", "", err
+	}
+	cfg := fmt.Sprintf(`model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.mock]
+name = "mock"
+base_url = %q
+wire_api = "responses"
+requires_openai_auth = false
+request_max_retries = 0
+stream_max_retries = 0
+`, t.mockURL)
+	return home, cwd, os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
+}
+
+// start runs the target on home (made by newHome) with a WebSocket
+// listener on a free loopback port. It returns once the process runs; use
+// dialReady to wait for the listener.
+func (t *target) start(home string) (*daemon, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
+	var args []string
+	if t.ref {
+		args = []string{"app-server", "--listen", url}
+	} else {
+		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn"}
+	}
+	cmd := exec.Command(t.bin, args...)
+	cmd.Dir = filepath.Join(home, "workspace")
+	cmd.Env = append(cleanEnv(), "CODEX_HOME="+home)
+	logPath := filepath.Join(home, t.name+".log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// The daemon dies with the harness, whatever happens to the harness.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	d := &daemon{t: t, cmd: cmd, home: home, cwd: cmd.Dir, url: url, logPath: logPath, exited: make(chan struct{})}
+	d.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %v", t.bin, err)
+	}
+	d.pid = cmd.Process.Pid
+	go func() {
+		d.waitErr = cmd.Wait()
+		close(d.exited)
+	}()
+	return d, nil
+}
+
+// cleanEnv is the harness's environment without what would change the
+// daemon's configuration behind the harness's back.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "OPENAI_API_KEY" || k == "CODEX_HOME" || strings.HasPrefix(k, "AGENTD_") || k == "RUST_LOG" ||
+			k == "NOTIFY_SOCKET" || strings.HasPrefix(k, "LISTEN_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// dialReady connects to the daemon as soon as its listener accepts,
+// polling every millisecond, and initializes the connection. It returns
+// the client and the time from the process start to the initialize
+// result.
+func (d *daemon) dialReady(ctx context.Context, name string, opts clientOpts) (*client, time.Duration, error) {
+	for {
+		select {
+		case <-d.exited:
+			return nil, 0, d.exitError()
+		case <-ctx.Done():
+			return nil, 0, fmt.Errorf("%s did not accept a connection: %v (log: %s)", d.t.name, ctx.Err(), d.logPath)
+		default:
+		}
+		c, err := dial(ctx, d.url, name, opts)
+		if err != nil {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err := c.initialize(ctx); err != nil {
+			c.close()
+			return nil, 0, err
+		}
+		return c, time.Since(d.started), nil
+	}
+}
+
+func (d *daemon) exitError() error {
+	return fmt.Errorf("%s exited: %v (log: %s)", d.t.name, d.waitErr, d.logPath)
+}
+
+// alive fails once the process has exited.
+func (d *daemon) alive() error {
+	select {
+	case <-d.exited:
+		return d.exitError()
+	default:
+		return nil
+	}
+}
+
+// stop ends the process: SIGTERM, then SIGKILL after 10 s.
+func (d *daemon) stop() {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(10 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+	}
+}
+
+// logHint returns the lines of the daemon's log that explain a closed
+// connection or a crash, "" when there are none (or d is nil).
+func (d *daemon) logHint() string {
+	if d == nil {
+		return ""
+	}
+	b, err := os.ReadFile(d.logPath)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.Contains(line, "not reading fast enough"):
+			out = append(out, "a connection closed: client is not reading fast enough: outbound queue full")
+		case strings.Contains(line, "panic"):
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	if len(out) > 3 {
+		out = append(out[:3], fmt.Sprintf("(%d such lines)", len(out)))
+	}
+	return strings.Join(out, " | ")
+}
+
+// rss is the daemon's resident memory now (VmRSS), in bytes.
+func (d *daemon) rss() (int64, error) { return procStatusBytes(d.pid, "VmRSS") }
+
+// peakRSS is the daemon's peak resident memory so far (VmHWM), in bytes.
+func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM") }
+
+// settledRSS is the daemon's RSS once it has been idle for a moment: the
+// smaller of two readings a second apart (freed memory is returned to the
+// system lazily; a second is what the Go runtime's scavenger needs to start).
+func (d *daemon) settledRSS() (int64, error) {
+	a, err := d.rss()
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(time.Second)
+	b, err := d.rss()
+	return min(a, b), err
+}
+
+// cpu is the CPU time (user + system) the daemon used so far, from
+// /proc/<pid>/stat, in clock ticks of 10 ms.
+func (d *daemon) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces: the fields start after its ')'.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", d.pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %v", d.pid, err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// selfCPU is the CPU time (user + system) this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// openFilesLimit is the daemon's soft RLIMIT_NOFILE, from /proc/<pid>/limits.
+func (d *daemon) openFilesLimit() string {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/limits", d.pid))
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "Max open files"); ok {
+			if fields := strings.Fields(rest); len(fields) > 0 {
+				return fields[0]
+			}
+		}
+	}
+	return "?"
+}
+
+// procStatusBytes reads a "<field>: <n> kB" line of /proc/<pid>/status.
+func procStatusBytes(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("bad %s line %q", field, line)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// raiseOpenFiles raises this process's RLIMIT_NOFILE so that it can hold
+// want descriptors, raising the hard limit too when it is lower (root
+// can). The daemons are children: they inherit it. Calling
+// syscall.Setrlimit also stops os/exec from restoring the limit the
+// process started with in its children (Go does that otherwise). It
+// returns the soft limit now in effect.
+func raiseOpenFiles(want uint64) (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	if lim.Max < want {
+		hard := lim
+		hard.Max, hard.Cur = want, want
+		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &hard) == nil {
+			return want, nil
+		}
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	return lim.Cur, nil
+}
