@@ -98,6 +98,12 @@ type AgentMessageDelta struct {
 	Delta  string
 }
 
+// PlanDelta: text streamed for proposed plan item ItemID (plan mode).
+type PlanDelta struct {
+	ItemID string
+	Delta  string
+}
+
 // AgentMessage: the whole text of an agent message, emitted once it is
 // complete, for consumers that want whole messages only (first generation).
 type AgentMessage struct {
@@ -399,6 +405,7 @@ func (TurnAborted) eventMsg()               {}
 func (ItemStarted) eventMsg()               {}
 func (ItemCompleted) eventMsg()             {}
 func (AgentMessageDelta) eventMsg()         {}
+func (PlanDelta) eventMsg()                 {}
 func (AgentMessage) eventMsg()              {}
 func (ReasoningSummaryPartAdded) eventMsg() {}
 func (ReasoningSummaryDelta) eventMsg()     {}
@@ -436,7 +443,7 @@ func (ShutdownComplete) eventMsg()          {}
 func AllEventMsgs() []EventMsg {
 	return []EventMsg{
 		SessionConfigured{}, TurnStarted{}, TurnComplete{}, TurnAborted{},
-		ItemStarted{}, ItemCompleted{}, AgentMessageDelta{}, AgentMessage{},
+		ItemStarted{}, ItemCompleted{}, AgentMessageDelta{}, PlanDelta{}, AgentMessage{},
 		ReasoningSummaryPartAdded{}, ReasoningSummaryDelta{}, ReasoningRawDelta{},
 		ExecCommandBegin{}, ExecCommandOutputDelta{}, ExecCommandEnd{},
 		PatchApplyBegin{}, PatchApplyEnd{}, PatchPreview{},

@@ -84,6 +84,7 @@ const (
 	keyReasoning
 	keyOutput
 	keyPatch
+	keyPlan
 )
 
 // deltaKeyOf returns the stream of a volatile delta; false for an
@@ -92,6 +93,8 @@ func deltaKeyOf(m EventMsg) (deltaKey, bool) {
 	switch m := m.(type) {
 	case AgentMessageDelta:
 		return deltaKey{kind: keyMessage, id: m.ItemID}, true
+	case PlanDelta:
+		return deltaKey{kind: keyPlan, id: m.ItemID}, true
 	case ReasoningSummaryDelta:
 		return deltaKey{kind: keySummary, id: m.ItemID, idx: m.SummaryIndex}, true
 	case ReasoningRawDelta:
@@ -111,6 +114,8 @@ func deltaKeyOf(m EventMsg) (deltaKey, bool) {
 func deltaBytes(m EventMsg) []byte {
 	switch m := m.(type) {
 	case AgentMessageDelta:
+		return []byte(m.Delta)
+	case PlanDelta:
 		return []byte(m.Delta)
 	case ReasoningSummaryDelta:
 		return []byte(m.Delta)
@@ -163,6 +168,9 @@ func (q *EventStream) mergeLocked(m EventMsg) bool {
 func withText(m EventMsg, text []byte) EventMsg {
 	switch m := m.(type) {
 	case AgentMessageDelta:
+		m.Delta = string(text)
+		return m
+	case PlanDelta:
 		m.Delta = string(text)
 		return m
 	case ReasoningSummaryDelta:

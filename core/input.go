@@ -6,7 +6,7 @@ type UserInputKind string
 const (
 	InputText       UserInputKind = "text"
 	InputImage      UserInputKind = "image"      // ImageURL
-	InputLocalImage UserInputKind = "localImage" // Path
+	InputLocalImage UserInputKind = "localImage" // Path (and ImageURL: see UserInput)
 	InputSkill      UserInputKind = "skill"      // Name, Path
 	InputMention    UserInputKind = "mention"    // Name, Path
 )
@@ -18,10 +18,13 @@ type UserInput struct {
 	// TextElements mark placeholders in Text (byte ranges), as the client
 	// sent them.
 	TextElements []TextElement
-	ImageURL     string
-	Path         string
-	Name         string
-	Detail       string
+	// ImageURL is an image's URL; for a local image, the file's bytes as
+	// a data URL once PrepareImages has read it, which only the model
+	// sees (the turn's item keeps the path alone).
+	ImageURL string
+	Path     string
+	Name     string
+	Detail   string
 }
 
 // TextElement is a client-side annotation of a span of text.

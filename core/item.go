@@ -127,6 +127,51 @@ type DynamicToolCallItem struct {
 	DurationMs   *int64
 }
 
+// WebSearchActionKind says what a hosted web search did.
+type WebSearchActionKind string
+
+const (
+	WebSearchSearch     WebSearchActionKind = "search"
+	WebSearchOpenPage   WebSearchActionKind = "openPage"
+	WebSearchFindInPage WebSearchActionKind = "findInPage"
+	WebSearchOther      WebSearchActionKind = "other"
+)
+
+// WebSearchAction is what a hosted web search did: queries for a search,
+// the page opened, or the pattern looked for in a page.
+type WebSearchAction struct {
+	Kind    WebSearchActionKind
+	Query   string
+	Queries []string
+	URL     string
+	Pattern string
+}
+
+// WebSearchItem is one call of the hosted web_search tool. Query is what
+// a user interface shows of it (the query, the page, the pattern).
+type WebSearchItem struct {
+	ID     string
+	Query  string
+	Action WebSearchAction
+}
+
+// ImageViewItem is a local image the model looked at (view_image).
+type ImageViewItem struct {
+	ID   string
+	Path string // absolute
+}
+
+// ImageGenerationItem is an image the hosted image_generation tool made.
+type ImageGenerationItem struct {
+	ID            string
+	Status        string // the model's: "in_progress", "completed", …
+	RevisedPrompt string
+	// Result is the image, base64 as the model sent it.
+	Result string
+	// SavedPath is where the image was saved, "" when it was not.
+	SavedPath string
+}
+
 // McpToolCallItem is a call to a tool of an MCP server.
 type McpToolCallItem struct {
 	ID        string
@@ -181,6 +226,9 @@ func (i PlanItem) ItemID() string              { return i.ID }
 func (i DynamicToolCallItem) ItemID() string   { return i.ID }
 func (i McpToolCallItem) ItemID() string       { return i.ID }
 func (i ContextCompactionItem) ItemID() string { return i.ID }
+func (i WebSearchItem) ItemID() string         { return i.ID }
+func (i ImageViewItem) ItemID() string         { return i.ID }
+func (i ImageGenerationItem) ItemID() string   { return i.ID }
 func (i EnteredReviewModeItem) ItemID() string { return i.ID }
 func (i ExitedReviewModeItem) ItemID() string  { return i.ID }
 
@@ -193,5 +241,8 @@ func (PlanItem) turnItem()              {}
 func (DynamicToolCallItem) turnItem()   {}
 func (McpToolCallItem) turnItem()       {}
 func (ContextCompactionItem) turnItem() {}
+func (WebSearchItem) turnItem()         {}
+func (ImageViewItem) turnItem()         {}
+func (ImageGenerationItem) turnItem()   {}
 func (EnteredReviewModeItem) turnItem() {}
 func (ExitedReviewModeItem) turnItem()  {}

@@ -36,6 +36,7 @@ type TurnOverrides struct {
 	Summary        *string
 	ApprovalPolicy *policy.ApprovalPolicy
 	Sandbox        *policy.SandboxPolicy
+	Mode           *CollaborationMode
 	OutputSchema   json.RawMessage
 }
 

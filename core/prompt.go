@@ -1,9 +1,7 @@
 package core
 
 import (
-	"encoding/base64"
 	"fmt"
-	"mime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,47 +94,34 @@ func timezoneName(now time.Time) string {
 	return "Etc/UTC"
 }
 
-// userInputToResponseItem builds the user message the model sees.
+// userInputToResponseItem builds the user message the model sees. Each
+// image is framed by tags that number it in the message (and name its
+// file); a local image not read beforehand (PrepareImages) is read now,
+// and one that cannot be is replaced by a note saying why.
 func userInputToResponseItem(in []UserInput) model.ResponseItem {
 	parts := make([]model.ContentPart, 0, len(in))
+	images := 0
 	for _, u := range in {
 		switch u.Kind {
 		case InputText:
 			parts = append(parts, model.ContentPart{Type: "input_text", Text: u.Text})
 		case InputImage:
-			parts = append(parts, model.ContentPart{Type: "input_image", ImageURL: u.ImageURL, Detail: u.Detail})
+			images++
+			parts = append(parts, imageParts(images, "", u.ImageURL, u.Detail)...)
 		case InputLocalImage:
-			url, err := localImageURL(u.Path)
-			if err != nil {
-				parts = append(parts, model.ContentPart{Type: "input_text", Text: fmt.Sprintf("[image %s could not be read: %v]", u.Path, err)})
-				continue
+			data := u.ImageURL
+			if data == "" {
+				var err error
+				if data, err = readImage(u.Path); err != nil {
+					parts = append(parts, model.ContentPart{Type: "input_text", Text: fmt.Sprintf("[the image %s could not be attached: %v]", u.Path, err)})
+					continue
+				}
 			}
-			parts = append(parts, model.ContentPart{Type: "input_image", ImageURL: url, Detail: u.Detail})
+			images++
+			parts = append(parts, imageParts(images, u.Path, data, u.Detail)...)
 		case InputSkill, InputMention:
 			parts = append(parts, model.ContentPart{Type: "input_text", Text: fmt.Sprintf("[%s %s: %s]", u.Kind, u.Name, u.Path)})
 		}
 	}
 	return model.NewMessage(newMessageID(), "user", parts...)
-}
-
-// maxLocalImage bounds an image file read into a request.
-const maxLocalImage = 20 << 20
-
-func localImageURL(path string) (string, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if st.Size() > maxLocalImage {
-		return "", fmt.Errorf("larger than %d MiB", maxLocalImage>>20)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	typ := mime.TypeByExtension(filepath.Ext(path))
-	if typ == "" {
-		typ = "image/png"
-	}
-	return "data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(b), nil
 }

@@ -49,8 +49,16 @@ type Config struct {
 	Sandbox        policy.SandboxPolicy
 	Effort         string
 	Summary        string
+	// Mode is the collaboration mode of the thread's next turn.
+	Mode CollaborationMode
 	// Verbosity is the Responses API text verbosity; "" leaves it out.
 	Verbosity string
+	// WebSearch offers the provider's hosted web_search tool ("" or
+	// disabled: not offered).
+	WebSearch WebSearchMode
+	// GeneratedImagesDir is where images from the hosted image generation
+	// are saved, one directory per thread ("": not saved).
+	GeneratedImagesDir string
 	// ToolOutputTokenLimit caps every tool output the model reads, in
 	// tokens (about four bytes each; head and tail kept); 0: each tool's
 	// own limit.
@@ -106,6 +114,7 @@ type TurnContext struct {
 	Summary        string
 	ApprovalPolicy policy.ApprovalPolicy
 	Sandbox        policy.SandboxPolicy
+	Mode           CollaborationMode
 	// OutputSchema applies to one turn only.
 	OutputSchema json.RawMessage
 }
@@ -128,6 +137,9 @@ func (tc TurnContext) apply(o TurnOverrides) TurnContext {
 	}
 	if o.Sandbox != nil {
 		tc.Sandbox = *o.Sandbox
+	}
+	if o.Mode != nil {
+		tc.Mode = *o.Mode
 	}
 	return tc
 }
@@ -175,10 +187,13 @@ type Session struct {
 	tc    TurnContext
 
 	// Owned by the loop goroutine.
-	active     *turn
-	turnEnded  chan *turn
-	envSent    bool
-	lastEnv    string
+	active    *turn
+	turnEnded chan *turn
+	envSent   bool
+	lastEnv   string
+	// lastMode is the text of the collaboration mode the model was last
+	// told about ("" for none).
+	lastMode   string
 	loopDone   chan struct{}
 	tokenTotal model.TokenUsage
 	// lastUsage is the usage of the last model response (its total is
@@ -230,6 +245,7 @@ func NewSession(cfg Config) (*Session, error) {
 			Summary:        cfg.Summary,
 			ApprovalPolicy: cfg.ApprovalPolicy,
 			Sandbox:        cfg.Sandbox,
+			Mode:           cfg.Mode,
 		},
 	}
 	s.tools = s.builtinTools()
@@ -238,6 +254,7 @@ func NewSession(cfg Config) (*Session, error) {
 	if len(cfg.History) > 0 {
 		s.hist.append("", cfg.History...)
 		s.envSent = true
+		s.lastMode = lastModeText(cfg.History)
 	}
 	s.emit("", "", SessionConfigured{
 		ThreadID:       cfg.ThreadID,
@@ -556,6 +573,8 @@ func (s *Session) handle(q queued) bool {
 		} else {
 			s.hist.dropLastTurns(op.NumTurns)
 		}
+		// The turns dropped may be those that told the model its mode.
+		s.lastMode = lastModeText(s.hist.snapshot())
 		ok(AckDone, "")
 	case OpShutdown:
 		if t := s.active; t != nil {

@@ -1,6 +1,10 @@
 package core
 
 import (
+	"fmt"
+
+	"go.uber.org/zap"
+
 	"github.com/agentd-dev/agentd/core/model"
 )
 
@@ -25,6 +29,13 @@ type openItem struct {
 	kind    string // "message" or "reasoning"
 	summary []string
 	content []string
+	// plans splits a message of a plan-mode turn into its text and its
+	// proposed plan (nil in other modes).
+	plans *planSplitter
+	// plan is the proposed plan block streaming now, if any; planSeen,
+	// whether the message had one.
+	plan     *PlanItem
+	planSeen bool
 }
 
 func newStreamState(s *Session, t *turn) *streamState {
@@ -43,7 +54,11 @@ func (st *streamState) start(id, kind string) *openItem {
 	switch kind {
 	case model.TypeMessage:
 		if st.quiet {
+			// A reviewer's answer is neither shown nor read for a plan.
 			break
+		}
+		if st.t.tc.Mode.Plan() {
+			it.plans = &planSplitter{}
 		}
 		st.emit(ItemStarted{Item: AgentMessageItem{ID: id}})
 	case model.TypeReasoning:
@@ -64,11 +79,17 @@ func (st *streamState) handle(ev model.StreamEvent) {
 			st.start(ev.Item.ID(), model.TypeReasoning)
 		case model.TypeCustomToolCall:
 			st.previewStart(ev.Item)
+		case model.TypeWebSearchCall, model.TypeImageGenerationCall:
+			st.hostedStart(ev.Item)
 		}
 	case model.EventOutputTextDelta:
-		st.start(ev.ItemID, model.TypeMessage)
-		if !st.quiet {
+		it := st.start(ev.ItemID, model.TypeMessage)
+		switch {
+		case st.quiet:
+		case it.plans == nil:
 			st.emit(AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+		default:
+			st.planSegments(ev.ItemID, it, it.plans.push(ev.Delta))
 		}
 	case model.EventReasoningSummaryPartAdded:
 		it := st.start(ev.ItemID, model.TypeReasoning)
@@ -104,9 +125,12 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 			st.s.recordTurn(st.t, item)
 			return nil
 		}
-		st.start(item.ID(), model.TypeMessage)
+		it := st.start(item.ID(), model.TypeMessage)
 		delete(st.open, item.ID())
 		text := item.MessageText()
+		if it.plans != nil {
+			text = st.endPlans(item.ID(), it, text)
+		}
 		var phase struct {
 			Phase string `json:"phase"`
 		}
@@ -150,6 +174,10 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 		st.previewDone(item.ID())
 		st.s.recordTurn(st.t, item)
 		return newToolCall(item, st.s.cfg.ToolOutputTokenLimit)
+	case model.TypeWebSearchCall, model.TypeImageGenerationCall:
+		st.hostedDone(item)
+		st.s.recordTurn(st.t, item)
+		return nil
 	case model.TypeLocalShellCall:
 		st.s.recordTurn(st.t, item)
 		if item.CallID() == "" && item.ID() == "" {
@@ -161,5 +189,82 @@ func (st *streamState) itemDone(item model.ResponseItem) *toolCall {
 	default:
 		st.s.recordTurn(st.t, item)
 		return nil
+	}
+}
+
+// planSegments emits what a plan-mode message's text made known: message
+// deltas, and the proposed plan as a plan item of its own, streamed with
+// PlanDelta.
+func (st *streamState) planSegments(msgID string, it *openItem, segs []planSeg) {
+	for _, seg := range segs {
+		switch seg.kind {
+		case segText:
+			st.emit(AgentMessageDelta{ItemID: msgID, Delta: seg.text})
+		case segPlanStart:
+			it.plan = &PlanItem{ID: st.t.nextPlanID()}
+			it.planSeen = true
+			st.emit(ItemStarted{Item: PlanItem{ID: it.plan.ID}})
+		case segPlanText:
+			it.plan.Text += seg.text
+			st.emit(PlanDelta{ItemID: it.plan.ID, Delta: seg.text})
+		case segPlanEnd:
+			st.emit(ItemCompleted{Item: *it.plan})
+			it.plan = nil
+		}
+	}
+}
+
+// endPlans finishes a plan-mode message and returns its visible text (the
+// whole text without its plan blocks). A plan that came only with the
+// finished item, without deltas, is emitted whole.
+func (st *streamState) endPlans(msgID string, it *openItem, text string) string {
+	st.planSegments(msgID, it, it.plans.finish())
+	visible, plans := splitPlans(text)
+	if !it.planSeen {
+		for _, p := range plans {
+			st.planSegments(msgID, it, []planSeg{{kind: segPlanStart}, {kind: segPlanText, text: p}, {kind: segPlanEnd}})
+		}
+	}
+	return visible
+}
+
+// hostedStart starts the item of a hosted tool call (web search, image
+// generation) when the model begins it.
+func (st *streamState) hostedStart(item model.ResponseItem) {
+	id := item.ID()
+	if _, ok := st.open[id]; ok || id == "" {
+		return
+	}
+	st.open[id] = &openItem{kind: item.Type()}
+	switch item.Type() {
+	case model.TypeWebSearchCall:
+		st.emit(ItemStarted{Item: WebSearchItem{ID: id, Action: WebSearchAction{Kind: WebSearchOther}}})
+	case model.TypeImageGenerationCall:
+		st.emit(ItemStarted{Item: ImageGenerationItem{ID: id, Status: "in_progress"}})
+	}
+}
+
+// hostedDone completes a hosted tool call's item with its outcome; a
+// generated image is saved first. A call the provider did not announce
+// is started here.
+func (st *streamState) hostedDone(item model.ResponseItem) {
+	if item.ID() == "" {
+		st.t.log.Warn("hosted tool call without an id: no item shown", zap.String("type", item.Type()))
+		return
+	}
+	st.hostedStart(item)
+	delete(st.open, item.ID())
+	switch item.Type() {
+	case model.TypeWebSearchCall:
+		st.emit(ItemCompleted{Item: webSearchItem(item)})
+	case model.TypeImageGenerationCall:
+		it := imageGenerationItem(item)
+		path, err := st.s.saveGeneratedImage(it)
+		if err != nil {
+			st.t.log.Warn("generated image not saved", zap.String("item", it.ID), zap.Error(err))
+			st.emit(Warning{Message: fmt.Sprintf("The generated image %s could not be saved: %v", it.ID, err)})
+		}
+		it.SavedPath = path
+		st.emit(ItemCompleted{Item: it})
 	}
 }

@@ -227,7 +227,7 @@ func TestToolSpecsFollowFamily(t *testing.T) {
 				json.Unmarshal(raw, &m)
 				names = append(names, m.Type+":"+m.Name)
 			}
-			want := append(tc.want, "function:update_plan", "function:request_user_input")
+			want := append(tc.want, "function:update_plan", "function:request_user_input", "function:view_image")
 			if !slices.Equal(names, want) || asked != "family-model" {
 				t.Fatalf("tools %v (asked for %q), want %v", names, asked, want)
 			}

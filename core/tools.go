@@ -157,6 +157,7 @@ func (s *Session) builtinTools() map[string]toolHandler {
 		patch.ToolName:        s.runApplyPatch,
 		"update_plan":         s.runUpdatePlan,
 		"request_user_input":  s.runRequestUserInput,
+		viewImageTool:         s.runViewImage,
 	}
 }
 
@@ -169,10 +170,12 @@ func (s *Session) closeTools() {
 
 // toolSpecs lists the tools offered to the model for the turn: the shell
 // family and apply_patch form its model is offered (Config.ToolFamily),
-// the plan and question tools, the client's dynamic tools and the MCP
-// servers' tools. Whatever
-// is offered, every built-in form is run when the model calls it, unless
-// the shell is disabled.
+// the plan and question tools (no update_plan in plan mode nor for a
+// reviewer), view_image, the client's dynamic tools, the MCP servers'
+// tools and the hosted web search (Config.WebSearch; a reviewer has
+// neither it nor view_image, as in the reference). Whatever is offered,
+// every built-in form is run when the model calls it, unless the shell is
+// disabled.
 func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	fam := s.family(t)
 	var specs []json.RawMessage
@@ -192,15 +195,24 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 	case catalog.ApplyPatchFunction:
 		specs = append(specs, patch.ToolSpecFunction())
 	}
-	if t.kind != TurnReview {
-		// A reviewer reports its findings; it keeps no plan.
+	review := t.kind == TurnReview
+	if !t.tc.Mode.Plan() && !review {
+		// Plan mode ends in a proposed plan, not a progress list; a
+		// reviewer reports its findings and keeps no plan.
 		specs = append(specs, updatePlanSpec)
 	}
 	specs = append(specs, requestUserInputSpec)
+	if !review {
+		specs = append(specs, viewImageSpec)
+	}
 	for _, d := range s.cfg.DynamicTools {
 		specs = append(specs, d.spec())
 	}
-	return append(specs, s.mcpSpecs(t)...)
+	specs = append(specs, s.mcpSpecs(t)...)
+	if ws := s.webSearchSpec(t); ws != nil && !review {
+		specs = append(specs, ws)
+	}
+	return specs
 }
 
 // unlessDynamic returns spec, or nothing when a dynamic tool of the
@@ -221,6 +233,9 @@ var updatePlanSpec = json.RawMessage(`{"type":"function","name":"update_plan","d
 var requestUserInputSpec = json.RawMessage(`{"type":"function","name":"request_user_input","description":"Ask the user one or more questions and wait for the answers. Use it only when you cannot reasonably proceed without a decision from the user. Offer options when the likely answers are known.","strict":false,"parameters":{"type":"object","properties":{"questions":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string","description":"A short stable identifier for the question."},"header":{"type":"string","description":"A few words that label the question."},"question":{"type":"string"},"options":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"description":{"type":"string"}},"required":["label","description"],"additionalProperties":false}}},"required":["id","header","question"],"additionalProperties":false}}},"required":["questions"],"additionalProperties":false}}`)
 
 func (s *Session) runUpdatePlan(ctx context.Context, t *turn, c *toolCall) model.ResponseItem {
+	if t.tc.Mode.Plan() {
+		return c.output("update_plan is not available in plan mode: write the finished plan in a <proposed_plan> block instead")
+	}
 	var args struct {
 		Explanation string `json:"explanation"`
 		Plan        []struct {
@@ -342,7 +357,7 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // reservedToolNames are the built-in tools a dynamic tool may not shadow.
 var reservedToolNames = map[string]bool{
 	"exec_command": true, "write_stdin": true, "apply_patch": true,
-	"update_plan": true, "request_user_input": true,
+	"update_plan": true, "request_user_input": true, viewImageTool: true,
 }
 
 // cutName cuts a name a client sent that is not a valid tool name, for an

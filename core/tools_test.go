@@ -469,7 +469,7 @@ func TestToolSpecsOffered(t *testing.T) {
 		json.Unmarshal(raw, &m)
 		names = append(names, m.Type+":"+m.Name)
 	}
-	want := []string{"function:exec_command", "function:write_stdin", "custom:apply_patch", "function:update_plan", "function:request_user_input"}
+	want := []string{"function:exec_command", "function:write_stdin", "custom:apply_patch", "function:update_plan", "function:request_user_input", "function:view_image"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v", names)
 	}

@@ -60,6 +60,18 @@ type turn struct {
 	diff   *patch.TurnDiffTracker
 	// onWaiting is called when the number of pending requests changes.
 	onWaiting func(waiting bool)
+	// plans counts the proposed plans of the turn (its goroutine only).
+	plans int
+}
+
+// nextPlanID is the id of the turn's next proposed plan item: the
+// reference's "<turn id>-plan" for the first, "-plan-2" and on after it.
+func (t *turn) nextPlanID() string {
+	t.plans++
+	if t.plans == 1 {
+		return t.id + "-plan"
+	}
+	return fmt.Sprintf("%s-plan-%d", t.id, t.plans)
 }
 
 // subAgent is a sub-agent working for a turn: it talks to the model in a
@@ -402,7 +414,8 @@ func (s *Session) callMeta(t *turn) model.CallMeta {
 // recordContext puts the developer instructions, the user's AGENTS.md
 // instructions and the environment context in the history when the thread
 // has none yet (the environment context again when it changed since the
-// last turn).
+// last turn), and the turn's collaboration mode when the model has not
+// been told about it yet.
 func (s *Session) recordContext(t *turn) {
 	var items []model.ResponseItem
 	if !s.envSent {
@@ -422,6 +435,10 @@ func (s *Session) recordContext(t *turn) {
 			items = append(items, model.NewTextMessage(newMessageID(), "developer", text))
 		}
 	}
+	if text := t.tc.Mode.Text(); text != "" && text != s.lastMode {
+		items = append(items, modeMessage(t.tc.Mode))
+		s.lastMode = text
+	}
 	env := environmentContext(t.tc, s.cfg.Now())
 	if !s.envSent || env != s.lastEnv {
 		var parts []model.ContentPart
@@ -440,7 +457,14 @@ func (s *Session) recordContext(t *turn) {
 // completed.
 func (s *Session) recordUserInput(t *turn, in steerInput) {
 	id := newItemID()
-	item := UserMessageItem{ID: id, Content: in.items, ClientID: in.clientID}
+	shown := make([]UserInput, len(in.items))
+	for i, u := range in.items {
+		if u.Kind == InputLocalImage {
+			u.ImageURL = "" // the item shows the path; the bytes are for the model
+		}
+		shown[i] = u
+	}
+	item := UserMessageItem{ID: id, Content: shown, ClientID: in.clientID}
 	s.emit(t.subID, t.id, ItemStarted{Item: item})
 	s.record(t.id, userInputToResponseItem(in.items))
 	s.emit(t.subID, t.id, ItemCompleted{Item: item})

@@ -67,6 +67,14 @@ func Item(it core.TurnItem, startedMs, completedMs int64) protocol.ThreadItem {
 		out.McpToolCall = McpToolCall(it)
 	case core.ContextCompactionItem:
 		out.ContextCompaction = &protocol.ContextCompactionItem{ID: it.ID}
+	case core.WebSearchItem:
+		out.WebSearch = &protocol.WebSearchItem{ID: it.ID, Query: it.Query, Action: webSearchAction(it.Action)}
+	case core.ImageViewItem:
+		out.ImageView = &protocol.ImageViewItem{ID: it.ID, Path: it.Path}
+	case core.ImageGenerationItem:
+		result := it.Result
+		out.ImageGeneration = &protocol.ImageGenerationItem{ID: it.ID, Status: it.Status, RevisedPrompt: strPtr(it.RevisedPrompt),
+			Result: &result, SavedPath: strPtr(it.SavedPath)}
 	case core.EnteredReviewModeItem:
 		out.EnteredReviewMode = &protocol.ReviewModeItem{ID: it.ID, Review: it.Hint}
 	case core.ExitedReviewModeItem:
@@ -79,6 +87,19 @@ func Item(it core.TurnItem, startedMs, completedMs int64) protocol.ThreadItem {
 		out.CompletedAtMs = &completedMs
 	}
 	return out
+}
+
+// webSearchAction maps what a web search did.
+func webSearchAction(a core.WebSearchAction) *protocol.WebSearchAction {
+	switch a.Kind {
+	case core.WebSearchSearch:
+		return &protocol.WebSearchAction{Search: &protocol.SearchWebAction{Query: strPtr(a.Query), Queries: a.Queries}}
+	case core.WebSearchOpenPage:
+		return &protocol.WebSearchAction{OpenPage: &protocol.OpenPageAction{URL: strPtr(a.URL)}}
+	case core.WebSearchFindInPage:
+		return &protocol.WebSearchAction{FindInPage: &protocol.FindInPageAction{URL: strPtr(a.URL), Pattern: strPtr(a.Pattern)}}
+	}
+	return &protocol.WebSearchAction{Other: &protocol.Empty{}}
 }
 
 // McpToolCall maps an MCP call: its arguments and result are the

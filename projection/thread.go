@@ -327,6 +327,8 @@ func (p *Thread) Apply(ev core.Event) []Output {
 		return p.settle(out, id)
 	case core.AgentMessageDelta:
 		return append(out, p.notify("item/agentMessage/delta", protocol.ItemDeltaNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.ItemID, Delta: m.Delta}))
+	case core.PlanDelta:
+		return append(out, p.notify("item/plan/delta", protocol.ItemDeltaNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.ItemID, Delta: m.Delta}))
 	case core.AgentMessage:
 		// Dropped: first-generation whole message; v2 clients get it as
 		// item/completed.

@@ -17,6 +17,7 @@ type ThreadItem struct {
 	DynamicToolCall   *DynamicToolCallItem   `variant:"dynamicToolCall"`
 	WebSearch         *WebSearchItem         `variant:"webSearch"`
 	ImageView         *ImageViewItem         `variant:"imageView"`
+	ImageGeneration   *ImageGenerationItem   `variant:"imageGeneration"`
 	Sleep             *SleepItem             `variant:"sleep"`
 	EnteredReviewMode *ReviewModeItem        `variant:"enteredReviewMode"`
 	ExitedReviewMode  *ReviewModeItem        `variant:"exitedReviewMode"`
@@ -447,6 +448,39 @@ type ImageViewItem struct {
 	Path string `json:"path"`
 }
 
+// ImageGenerationItem is an image the model generated with the hosted
+// image_generation tool. Result is the image (base64); SavedPath, where
+// the server saved it.
+type ImageGenerationItem struct {
+	ID                    string                  `json:"id"`
+	Status                string                  `json:"status"`
+	RevisedPrompt         *string                 `json:"revisedPrompt"`
+	Result                *string                 `json:"result,omitempty"`
+	FileID                *string                 `json:"fileId,omitempty"`
+	SavedPath             *string                 `json:"savedPath"`
+	GenerationID          *string                 `json:"generationId"`
+	Failure               *ImageGenerationFailure `json:"failure"`
+	TransparentBackground *bool                   `json:"transparentBackground"`
+}
+
+// ImageGenerationFailure says why an image was not generated, tagged by
+// "type".
+type ImageGenerationFailure struct {
+	UsageLimitExceeded *ImageUsageLimitFailure `variant:"usageLimitExceeded"`
+}
+
+// MarshalJSON encodes the union (see union.go).
+func (f ImageGenerationFailure) MarshalJSON() ([]byte, error) { return marshalUnion(&f) }
+
+// UnmarshalJSON decodes the union (see union.go).
+func (f *ImageGenerationFailure) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, f) }
+
+// ImageUsageLimitFailure: a usage limit stopped the generation.
+type ImageUsageLimitFailure struct {
+	LimitID  string `json:"limitId"`
+	ResetsAt *int64 `json:"resetsAt"`
+}
+
 // SleepItem is a pause.
 type SleepItem struct {
 	ID         string `json:"id"`
@@ -506,7 +540,7 @@ type ByteRange struct {
 
 // ImageInput is an image by URL or file id.
 type ImageInput struct {
-	Detail *ImageDetail `json:"detail,omitempty"`
+	Detail *ImageDetail `json:"detail"`
 	URL    *string      `json:"url,omitempty"`
 	FileID *string      `json:"fileId,omitempty"`
 }
@@ -514,7 +548,7 @@ type ImageInput struct {
 // LocalImageInput is an image file on the server.
 type LocalImageInput struct {
 	Path   string       `json:"path"`
-	Detail *ImageDetail `json:"detail,omitempty"`
+	Detail *ImageDetail `json:"detail"`
 }
 
 // AudioInput is audio by URL or file id.

@@ -86,7 +86,7 @@ var deviations = []deviation{
 	{
 		scenarios: []string{"user-input-turn"},
 		what:      "request_user_input is offered in the default collaboration mode",
-		why:       "the reference offers it only in plan mode (its run sent collaborationMode plan, which agentd accepts and ignores); agentd lets the model ask in any mode",
+		why:       "the reference answers it only in plan mode (its run sent collaborationMode plan, as agentd's would work); in the default mode it tells the model the tool is unavailable, while agentd lets the model ask in any mode",
 	},
 	{
 		scenarios: []string{"shell-approval-turn", "shell-decline-turn", "shell-noapproval-turn", "shell-stream-turn", "patch-turn", "patch-auto-turn", "patch-decline-turn", "interrupt-pending-approval"},

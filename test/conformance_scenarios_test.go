@@ -95,6 +95,9 @@ var confScenarios = []confScenario{
 	{name: "dynamic-tool-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "lookup_ticket", `{"id":"ABC-123"}`)), confText("resp_2"))},
 	{name: "user-input-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "request_user_input",
 		`{"questions":[{"id":"color_choice","header":"Color","question":"Which color?","options":[{"label":"Red (Recommended)","description":"Warm"},{"label":"Blue","description":"Cool"}]}]}`)), confText("resp_2"))},
+	// The recording mock's plan-mode answer, cut in its deltas.
+	{name: "plan-mode-turn", model: confScript(confReply("resp_1",
+		mockmodel.TextN("msg_resp_1", mockmodel.ProposedPlan("Here is my plan.", "# Plan\n- step one\n- step two\n"), 7)))},
 	{name: "plan-tool-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "update_plan",
 		`{"explanation":"mock plan","plan":[{"step":"first step","status":"in_progress"},{"step":"second step","status":"pending"}]}`)), confText("resp_2"))},
 }

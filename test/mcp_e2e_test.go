@@ -233,13 +233,16 @@ func TestMCPStartupStatusAndReload(t *testing.T) {
 	d := Start(t, Options{ConfigTOML: base})
 	c := d.Stdio()
 	c.Initialize("e2e", nil)
-	c.Request("thread/start", map[string]any{"cwd": t.TempDir()})
+	started := c.Request("thread/start", map[string]any{"cwd": t.TempDir()})
 	st := c.ReadUntil(isMethod("mcpServer/startupStatus/updated"))
 	validNotification(t, st)
 	// "starting" if the client was quick, else "failed" with the cause.
 	if p := unmarshal(t, st.Params); str(p, "name") != "broken" || (str(p, "status") == "failed" && !strings.HasPrefix(str(p, "error"), "MCP client for `broken` failed to start: MCP startup failed: ")) {
 		t.Fatalf("startup status %s", st.Raw)
 	}
+	// The thread is started before the reload: a thread/start still
+	// running would tell its thread of the added server too.
+	WantResult(t, c.Response(started))
 
 	if err := os.WriteFile(filepath.Join(d.Home, "config.toml"), []byte(base+mcpServerTOML("added", nil, "")), 0o600); err != nil {
 		t.Fatal(err)

@@ -213,7 +213,7 @@ func toolNamesFor(t *testing.T, c *Client, m *mockmodel.Server, model string) []
 // family; shell_tool off offers none; a model the catalogue does not know
 // gets exec_command and no apply_patch unless apply_patch_freeform.
 func TestToolFamiliesOffered(t *testing.T) {
-	base := []string{"update_plan", "request_user_input"}
+	base := []string{"update_plan", "request_user_input", "view_image", "web_search"}
 	want := func(names ...string) []string { return append(names, base...) }
 	catalogue := filepath.Join(t.TempDir(), "models.json")
 	if err := os.WriteFile(catalogue, []byte(`{"models":[

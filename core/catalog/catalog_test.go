@@ -53,27 +53,27 @@ func TestTools(t *testing.T) {
 		want     Tools
 	}{
 		// unified_exec is on by default: exec_command whatever the entry.
-		{"m-shell", nil, Tools{ShellUnifiedExec, ApplyPatchFunction}},
-		{"m-cmd", nil, Tools{ShellUnifiedExec, ApplyPatchFreeform}},
-		{"unknown", nil, Tools{ShellUnifiedExec, ApplyPatchNone}},
+		{"m-shell", nil, Tools{ShellUnifiedExec, ApplyPatchFunction, true}},
+		{"m-cmd", nil, Tools{ShellUnifiedExec, ApplyPatchFreeform, true}},
+		{"unknown", nil, Tools{ShellUnifiedExec, ApplyPatchNone, false}},
 		// Off: the entry's family.
-		{"m-shell", off, Tools{ShellDefault, ApplyPatchFunction}},
-		{"m-local", off, Tools{ShellLocal, ApplyPatchNone}},
-		{"m-cmd", off, Tools{ShellCommand, ApplyPatchFreeform}},
-		{"m-plain", off, Tools{ShellDefault, ApplyPatchNone}},
-		{"unknown", off, Tools{ShellUnifiedExec, ApplyPatchNone}},
+		{"m-shell", off, Tools{ShellDefault, ApplyPatchFunction, true}},
+		{"m-local", off, Tools{ShellLocal, ApplyPatchNone, true}},
+		{"m-cmd", off, Tools{ShellCommand, ApplyPatchFreeform, true}},
+		{"m-plain", off, Tools{ShellDefault, ApplyPatchNone, true}},
+		{"unknown", off, Tools{ShellUnifiedExec, ApplyPatchNone, false}},
 		// disabled wins over unified_exec; shell_tool off over everything.
-		{"m-off", nil, Tools{ShellDisabled, ApplyPatchNone}},
-		{"m-cmd", map[string]bool{FeatureShellTool: false}, Tools{ShellDisabled, ApplyPatchFreeform}},
+		{"m-off", nil, Tools{ShellDisabled, ApplyPatchNone, true}},
+		{"m-cmd", map[string]bool{FeatureShellTool: false}, Tools{ShellDisabled, ApplyPatchFreeform, true}},
 		// apply_patch_freeform fills in a missing form only.
-		{"unknown", map[string]bool{FeatureApplyPatchFreeform: true}, Tools{ShellUnifiedExec, ApplyPatchFreeform}},
-		{"m-shell", map[string]bool{FeatureApplyPatchFreeform: true}, Tools{ShellUnifiedExec, ApplyPatchFunction}},
+		{"unknown", map[string]bool{FeatureApplyPatchFreeform: true}, Tools{ShellUnifiedExec, ApplyPatchFreeform, false}},
+		{"m-shell", map[string]bool{FeatureApplyPatchFreeform: true}, Tools{ShellUnifiedExec, ApplyPatchFunction, true}},
 	} {
 		if got := c.Tools(tc.model, tc.features); got != tc.want {
 			t.Errorf("Tools(%q, %v) = %+v, want %+v", tc.model, tc.features, got, tc.want)
 		}
 	}
-	if got := Builtin().Tools("gpt-5.5", off); got != (Tools{ShellCommand, ApplyPatchFreeform}) {
+	if got := Builtin().Tools("gpt-5.5", off); got != (Tools{ShellCommand, ApplyPatchFreeform, true}) {
 		t.Errorf("built-in gpt-5.5 without unified_exec = %+v", got)
 	}
 }

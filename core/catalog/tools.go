@@ -4,11 +4,15 @@ package catalog
 type Tools struct {
 	Shell      ShellType
 	ApplyPatch ApplyPatchType
+	// SearchImages: the hosted web search may return images as well as
+	// text (search_content_types), which the reference asks for a model
+	// of its catalogue and not for an unknown one.
+	SearchImages bool
 }
 
 // Default is what a session offers when it has no catalogue:
 // exec_command/write_stdin and the freeform apply_patch.
-var Default = Tools{Shell: ShellUnifiedExec, ApplyPatch: ApplyPatchFreeform}
+var Default = Tools{Shell: ShellUnifiedExec, ApplyPatch: ApplyPatchFreeform, SearchImages: true}
 
 // The feature flags ([features], --enable/--disable) that change what is
 // offered.
@@ -34,7 +38,7 @@ func (c *Catalog) Tools(model string, features map[string]bool) Tools {
 	if !ok {
 		m = Fallback
 	}
-	t := Tools{Shell: m.Shell, ApplyPatch: m.ApplyPatch}
+	t := Tools{Shell: m.Shell, ApplyPatch: m.ApplyPatch, SearchImages: ok}
 	switch {
 	case !enabled(features, FeatureShellTool, true):
 		t.Shell = ShellDisabled

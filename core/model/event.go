@@ -113,6 +113,10 @@ type Provider struct {
 	HTTPHeaders        map[string]string // http_headers, with env_http_headers resolved
 	EnvHTTPHeaders     map[string]string // env_http_headers: header → variable
 	QueryParams        map[string]string // query_params
+	// NoWebSearch: the provider has no hosted web_search tool, which is
+	// then never offered (agentd's supports_web_search = false; the
+	// built-in demo provider).
+	NoWebSearch bool
 }
 
 // Default retry and timeout values, as the reference uses.

@@ -115,6 +115,7 @@ const (
 	TypeCustomToolCallOutput = "custom_tool_call_output"
 	TypeLocalShellCall       = "local_shell_call"
 	TypeWebSearchCall        = "web_search_call"
+	TypeImageGenerationCall  = "image_generation_call"
 	TypeCompaction           = "compaction"
 )
 

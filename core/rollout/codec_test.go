@@ -58,6 +58,12 @@ func allItems() []core.TurnItem {
 		core.McpToolCallItem{ID: "call_6", Server: "srv", Tool: "slow", Arguments: json.RawMessage(`{}`),
 			Status: core.StatusFailed, Error: "tool call error: timed out", DurationMs: ptr(int64(2000))},
 		core.ContextCompactionItem{ID: "cc1"},
+		core.WebSearchItem{ID: "ws_1", Query: "q", Action: core.WebSearchAction{Kind: core.WebSearchSearch, Query: "q", Queries: []string{"q", "r"}}},
+		core.WebSearchItem{ID: "ws_2", Query: "https://x", Action: core.WebSearchAction{Kind: core.WebSearchOpenPage, URL: "https://x"}},
+		core.WebSearchItem{ID: "ws_3", Query: "'p' in https://x", Action: core.WebSearchAction{Kind: core.WebSearchFindInPage, URL: "https://x", Pattern: "p"}},
+		core.WebSearchItem{ID: "ws_4", Action: core.WebSearchAction{Kind: core.WebSearchOther}},
+		core.ImageViewItem{ID: "call_7", Path: "/w/shot.png"},
+		core.ImageGenerationItem{ID: "ig_1", Status: "completed", RevisedPrompt: "a dot", Result: "iVBORw0KGgo=", SavedPath: "/h/generated_images/t/ig_1.png"},
 		core.EnteredReviewModeItem{ID: "rv1", Target: review.Target{Kind: review.Commit, SHA: "abc1234def", Title: "tidy"}, Hint: "commit abc1234: tidy"},
 		core.EnteredReviewModeItem{ID: "rv2", Target: review.Target{Kind: review.BaseBranch, Branch: "main"}, Hint: "changes against 'main'"},
 		core.EnteredReviewModeItem{ID: "rv3", Target: review.Target{Kind: review.Custom, Instructions: "look"}, Hint: "look"},
@@ -294,6 +300,90 @@ func TestEventTypesAreCovered(t *testing.T) {
 	for _, msg := range core.AllEventMsgs() {
 		if Keeps(msg) && !seen[reflect.TypeOf(msg)] {
 			t.Errorf("kept event %T has no round-trip case", msg)
+		}
+	}
+}
+
+// A turn's collaboration mode is kept with its settings, in the
+// reference's shape, and read back: a client's own instructions as
+// theirs, agentd's text as agentd's. A mode nobody chose is not written.
+func TestTurnContextModeRoundTrip(t *testing.T) {
+	for _, m := range []core.CollaborationMode{
+		{}, {Kind: core.ModePlan}, {Kind: core.ModeDefault}, {Kind: core.ModePlan, Instructions: "plan my way"},
+	} {
+		tc := TurnContext{Cwd: "/w", Model: "m", Effort: "high", Mode: m}
+		b, _ := json.Marshal(turnContextToWire("t1", tc))
+		var w wireTurnContext
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.turnContext().Mode; got != m {
+			t.Errorf("mode %+v read back as %+v: %s", m, got, b)
+		}
+		var raw struct {
+			Mode *struct {
+				Mode     string `json:"mode"`
+				Settings struct {
+					Model, ReasoningEffort string
+					DeveloperInstructions  *string `json:"developer_instructions"`
+				} `json:"settings"`
+			} `json:"collaboration_mode"`
+		}
+		_ = json.Unmarshal(b, &raw)
+		switch {
+		case m.Kind == "" && raw.Mode != nil:
+			t.Errorf("an unchosen mode was written: %s", b)
+		case m.Kind != "" && (raw.Mode == nil || raw.Mode.Mode != string(m.Kind) || raw.Mode.Settings.DeveloperInstructions == nil || *raw.Mode.Settings.DeveloperInstructions != m.Text()):
+			t.Errorf("mode %+v written as %s", m, b)
+		}
+	}
+	// The reference's records: a default mode without instructions is
+	// no choice; its own text for plan mode reads as plan mode with
+	// agentd's text.
+	for rec, want := range map[string]core.CollaborationMode{
+		`{"mode":"default","settings":{"model":"m","reasoning_effort":null,"developer_instructions":null}}`:         {},
+		`{"mode":"plan","settings":{"model":"m","reasoning_effort":null,"developer_instructions":"# Plan Mode …"}}`: {Kind: core.ModePlan},
+		`{"mode":"default","settings":{"model":"m","developer_instructions":"# Collaboration Mode: Default …"}}`:    {Kind: core.ModeDefault},
+		`{"mode":"pair","settings":{"model":"m"}}`:                                                                  {},
+	} {
+		var w wireTurnContext
+		if err := json.Unmarshal([]byte(`{"cwd":"/w","model":"m","collaboration_mode":`+rec+`}`), &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.turnContext().Mode; got != want {
+			t.Errorf("%s read as %+v, want %+v", rec, got, want)
+		}
+	}
+}
+
+// "result" is an object in an McpToolCall item and a base64 string in an
+// ImageGeneration item: each is read by its item's type, and the other
+// shape is an error naming the type, not a lost result.
+func TestTypedItemResultByType(t *testing.T) {
+	cases := []struct {
+		item string
+		want core.TurnItem
+	}{
+		{`{"type":"ImageGeneration","id":"ig","status":"completed","result":"aGk="}`,
+			core.ImageGenerationItem{ID: "ig", Status: "completed", Result: "aGk="}},
+		{`{"type":"McpToolCall","id":"c","server":"s","tool":"t","arguments":null,"status":"completed","result":{"content":[]}}`,
+			core.McpToolCallItem{ID: "c", Server: "s", Tool: "t", Status: core.StatusCompleted, Result: &core.McpToolResult{Content: []json.RawMessage{}}}},
+		{`{"type":"McpToolCall","id":"c","server":"s","tool":"t","arguments":null,"status":"failed","result":null,"error":{"message":"no"}}`,
+			core.McpToolCallItem{ID: "c", Server: "s", Tool: "t", Status: core.StatusFailed, Error: "no"}},
+		{`{"type":"ImageGeneration","id":"ig","status":"completed","result":{"content":[]}}`, nil},
+		{`{"type":"McpToolCall","id":"c","server":"s","tool":"t","arguments":{},"status":"completed","result":"aGk="}`, nil},
+	}
+	for _, tc := range cases {
+		b := []byte(`{"type":"item_completed","thread_id":"th","turn_id":"tu","item":` + tc.item + `}`)
+		r, err := decodeTypedItem(b, true)
+		if tc.want == nil {
+			if err == nil || !strings.Contains(err.Error(), "result") {
+				t.Errorf("%s: decoded %+v, err %v; want a result error", tc.item, r.item, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(r.item, tc.want) {
+			t.Errorf("%s:\n got %#v, %v\nwant %#v", tc.item, r.item, err, tc.want)
 		}
 	}
 }

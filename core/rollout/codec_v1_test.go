@@ -17,8 +17,9 @@ import (
 func TestItemRoundTripV1(t *testing.T) {
 	for _, it := range allItems() {
 		switch it.(type) {
-		case core.McpToolCallItem, core.EnteredReviewModeItem, core.ExitedReviewModeItem:
-			continue // format 1 was replaced before agentd had MCP calls and reviews
+		case core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem,
+			core.McpToolCallItem, core.EnteredReviewModeItem, core.ExitedReviewModeItem:
+			continue // format 1 was replaced before agentd had these items
 		}
 		b, err := MarshalItem(it)
 		if err != nil {

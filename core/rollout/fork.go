@@ -247,8 +247,8 @@ func copyRecords(ctx context.Context, w io.Writer, path, newID, last string, lim
 }
 
 // typedItemOf returns the item of an item_started or item_completed
-// record holding a typed item other than a plan (which agentd writes so
-// too); ok is false for any other record.
+// record holding a typed item other than those agentd writes so too
+// (writtenTyped); ok is false for any other record.
 func typedItemOf(l line) (it core.TurnItem, completed, ok bool) {
 	if l.Type != LineEventMsg {
 		return nil, false, false
@@ -261,7 +261,7 @@ func typedItemOf(l line) (it core.TurnItem, completed, ok bool) {
 	if err != nil {
 		return nil, false, false
 	}
-	if _, plan := e.item.(core.PlanItem); plan {
+	if writtenTyped(e.item) {
 		return nil, false, false
 	}
 	return e.item, e.completed, true

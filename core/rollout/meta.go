@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 )
@@ -63,6 +64,9 @@ type TurnContext struct {
 	Summary        string
 	ApprovalPolicy policy.ApprovalPolicy
 	Sandbox        policy.SandboxPolicy
+	// Mode is the turn's collaboration mode (the zero value when the
+	// client never chose one).
+	Mode core.CollaborationMode
 }
 
 // Compaction replaces the model history: after it, the history is
@@ -256,6 +260,61 @@ type wireTurnContext struct {
 	Summary        string          `json:"summary,omitempty"`
 	V1Approval     string          `json:"approvalPolicy,omitempty"`
 	V1Sandbox      *wireSandboxV1  `json:"sandbox,omitempty"`
+	Mode           *wireMode       `json:"collaboration_mode,omitempty"`
+}
+
+// wireMode is the reference's collaboration_mode of a turn_context. Its
+// developer_instructions are the text the model was given; agentd marks
+// the client's own (agentd_custom_instructions), so that agentd's text is
+// not taken for a client's when it is read back.
+type wireMode struct {
+	Mode     string `json:"mode"`
+	Settings struct {
+		Model                 string  `json:"model"`
+		ReasoningEffort       *string `json:"reasoning_effort"`
+		DeveloperInstructions *string `json:"developer_instructions"`
+	} `json:"settings"`
+	AgentdCustomInstructions bool `json:"agentd_custom_instructions,omitempty"`
+}
+
+// modeToWire is the record of mode m for a turn running model and
+// effort; nil for a mode the client never chose (none is written then).
+func modeToWire(m core.CollaborationMode, model, effort string) *wireMode {
+	if m.Kind == "" {
+		return nil
+	}
+	w := &wireMode{Mode: string(m.Kind), AgentdCustomInstructions: m.Instructions != ""}
+	w.Settings.Model = model
+	if effort != "" {
+		w.Settings.ReasoningEffort = &effort
+	}
+	if text := m.Text(); text != "" {
+		w.Settings.DeveloperInstructions = &text
+	}
+	return w
+}
+
+// mode reads a recorded mode. The reference records a default mode with
+// no instructions for every turn; that is a mode nobody chose. Its other
+// instructions are its own text for the mode, which agentd replaces with
+// its own.
+func (w *wireMode) mode() core.CollaborationMode {
+	if w == nil {
+		return core.CollaborationMode{}
+	}
+	k := core.ModeKind(w.Mode)
+	if k != core.ModePlan && k != core.ModeDefault {
+		return core.CollaborationMode{}
+	}
+	instr := w.Settings.DeveloperInstructions
+	if k == core.ModeDefault && instr == nil {
+		return core.CollaborationMode{}
+	}
+	m := core.CollaborationMode{Kind: k}
+	if w.AgentdCustomInstructions && instr != nil {
+		m.Instructions = *instr
+	}
+	return m
 }
 
 // wireSandboxRef is the reference's sandbox policy, tagged by "type".
@@ -293,7 +352,8 @@ func turnContextToWire(turnID string, tc TurnContext) wireTurnContext {
 	if sb.Type == "" {
 		sb = nil
 	}
-	w := wireTurnContext{TurnID: turnID, Cwd: tc.Cwd, SandboxPolicy: sb, Model: tc.Model, Effort: tc.Effort, Summary: tc.Summary}
+	w := wireTurnContext{TurnID: turnID, Cwd: tc.Cwd, SandboxPolicy: sb, Model: tc.Model, Effort: tc.Effort, Summary: tc.Summary,
+		Mode: modeToWire(tc.Mode, tc.Model, tc.Effort)}
 	if tc.ApprovalPolicy != "" {
 		w.ApprovalPolicy, _ = json.Marshal(tc.ApprovalPolicy)
 	}
@@ -301,7 +361,7 @@ func turnContextToWire(turnID string, tc TurnContext) wireTurnContext {
 }
 
 func (w wireTurnContext) turnContext() TurnContext {
-	tc := TurnContext{Cwd: w.Cwd, Model: w.Model, Effort: w.Effort, Summary: w.Summary}
+	tc := TurnContext{Cwd: w.Cwd, Model: w.Model, Effort: w.Effort, Summary: w.Summary, Mode: w.Mode.mode()}
 	var approval string
 	if json.Unmarshal(w.ApprovalPolicy, &approval) == nil {
 		tc.ApprovalPolicy = policy.ApprovalPolicy(approval)

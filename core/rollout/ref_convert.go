@@ -318,3 +318,41 @@ func userMessageFromRef(w *refUserMessage) core.UserMessageItem {
 func fileURLPath(s string) string {
 	return strings.TrimPrefix(s, "file://")
 }
+
+// webSearchToRef is the typed item of a web search.
+func webSearchToRef(v core.WebSearchItem) refWebSearchItem {
+	w := refWebSearchItem{Type: "WebSearch", ID: v.ID, Query: v.Query}
+	a := v.Action
+	switch a.Kind {
+	case core.WebSearchSearch:
+		w.Action = &refSearchAction{Type: "search", Query: a.Query, Queries: a.Queries}
+	case core.WebSearchOpenPage:
+		w.Action = &refSearchAction{Type: "open_page", URL: a.URL}
+	case core.WebSearchFindInPage:
+		w.Action = &refSearchAction{Type: "find_in_page", URL: a.URL, Pattern: a.Pattern}
+	default:
+		w.Action = &refSearchAction{Type: "other"}
+	}
+	return w
+}
+
+// searchActionFromRef reads a typed item's action.
+func searchActionFromRef(a *refSearchAction) core.WebSearchAction {
+	if a == nil {
+		return core.WebSearchAction{Kind: core.WebSearchOther}
+	}
+	switch a.Type {
+	case "search":
+		return core.WebSearchAction{Kind: core.WebSearchSearch, Query: a.Query, Queries: a.Queries}
+	case "open_page", "openPage":
+		return core.WebSearchAction{Kind: core.WebSearchOpenPage, URL: a.URL}
+	case "find_in_page", "findInPage", "find":
+		return core.WebSearchAction{Kind: core.WebSearchFindInPage, URL: a.URL, Pattern: a.Pattern}
+	}
+	return core.WebSearchAction{Kind: core.WebSearchOther}
+}
+
+// imageGenerationToRef is the typed item of a generated image.
+func imageGenerationToRef(v core.ImageGenerationItem) refImageGenerationItem {
+	return refImageGenerationItem{Type: "ImageGeneration", ID: v.ID, Status: v.Status, RevisedPrompt: v.RevisedPrompt, Result: v.Result, SavedPath: v.SavedPath}
+}

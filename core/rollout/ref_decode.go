@@ -318,8 +318,22 @@ func decodeTypedItem(b []byte, completed bool) (evRec, error) {
 		r.item = core.PlanItem{ID: ti.ID, Text: ti.Text}
 	case "ContextCompaction":
 		r.item = core.ContextCompactionItem{ID: ti.ID}
+	case "WebSearch":
+		r.item = core.WebSearchItem{ID: ti.ID, Query: ti.Query, Action: searchActionFromRef(ti.Action)}
+	case "ImageView":
+		r.item = core.ImageViewItem{ID: ti.ID, Path: fileURLPath(ti.Path)}
+	case "ImageGeneration":
+		var image string
+		if err := decodeResult(ti, &image); err != nil {
+			return evRec{}, err
+		}
+		r.item = core.ImageGenerationItem{ID: ti.ID, Status: ti.Status, RevisedPrompt: ti.RevisedPrompt, Result: image, SavedPath: ti.SavedPath}
 	case "McpToolCall":
-		r.item = mcpItemFromRef(ti, completed)
+		it, err := mcpItemFromRef(ti, completed)
+		if err != nil {
+			return evRec{}, err
+		}
+		r.item = it
 	case "EnteredReviewMode":
 		it, err := decodeEntered(w.Item)
 		if err != nil {
@@ -338,13 +352,17 @@ func decodeTypedItem(b []byte, completed bool) (evRec, error) {
 	return r, nil
 }
 
-func mcpItemFromRef(ti refTypedItem, completed bool) core.McpToolCallItem {
+func mcpItemFromRef(ti refTypedItem, completed bool) (core.McpToolCallItem, error) {
 	it := core.McpToolCallItem{ID: ti.ID, Server: ti.Server, Tool: ti.Tool, Arguments: ti.Arguments,
 		Status: typedStatus(ti.Status, completed), ReadOnly: ti.ReadOnlyHint}
 	if string(it.Arguments) == "null" {
 		it.Arguments = nil
 	}
-	if r := ti.Result; r != nil {
+	var r *refMcpResult
+	if err := decodeResult(ti, &r); err != nil {
+		return core.McpToolCallItem{}, err
+	}
+	if r != nil {
 		it.Result = &core.McpToolResult{Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
 	}
 	if ti.Error != nil {
@@ -353,7 +371,20 @@ func mcpItemFromRef(ti refTypedItem, completed bool) core.McpToolCallItem {
 	if ti.Duration != nil {
 		it.DurationMs = ptrTo(ti.Duration.millis())
 	}
-	return it
+	return it, nil
+}
+
+// decodeResult reads a typed item's "result", whose shape depends on the
+// item's type (an MCP result object, an image's base64 string); absent
+// and null leave v as it is.
+func decodeResult(ti refTypedItem, v any) error {
+	if len(ti.Result) == 0 || string(ti.Result) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(ti.Result, v); err != nil {
+		return fmt.Errorf("rollout: %s item result: %w", ti.Type, err)
+	}
+	return nil
 }
 
 func typedStatus(s string, completed bool) core.ItemStatus {

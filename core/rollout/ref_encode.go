@@ -32,7 +32,7 @@ func decide(msg core.EventMsg) persistDecision {
 		return decisionDrop // the compacted record (RecordCompaction) and the item carry it
 	case core.SessionConfigured:
 		return decisionDrop // session_meta and turn_context carry it
-	case core.AgentMessageDelta, core.ReasoningSummaryPartAdded, core.ReasoningSummaryDelta,
+	case core.AgentMessageDelta, core.PlanDelta, core.ReasoningSummaryPartAdded, core.ReasoningSummaryDelta,
 		core.ReasoningRawDelta, core.ExecCommandOutputDelta, core.PatchPreview:
 		return decisionDrop // volatile: the completed item holds the result
 	case core.AgentMessage, core.ExecCommandBegin, core.ExecCommandEnd,
@@ -82,7 +82,11 @@ func appendEvent(dst []byte, threadID string, at time.Time, ev core.Event) ([]by
 	var err error
 	switch m := ev.Msg.(type) {
 	case core.TurnStarted:
-		w := refTaskStarted{Type: evTaskStarted, TurnID: ev.TurnID, ModelContextWindow: m.ModelContextWindow, CollaborationModeKind: "default"}
+		kind := core.ModeDefault
+		if m.Context.Mode.Kind != "" {
+			kind = m.Context.Mode.Kind
+		}
+		w := refTaskStarted{Type: evTaskStarted, TurnID: ev.TurnID, ModelContextWindow: m.ModelContextWindow, CollaborationModeKind: string(kind)}
 		w.StartedAt = unixPtr(m.StartedAt)
 		if m.Kind != "" && m.Kind != core.TurnRegular {
 			w.AgentdTurnKind = string(m.Kind)
@@ -151,6 +155,7 @@ func (e *eventEncoder) itemStarted(it core.TurnItem) error {
 	case core.McpToolCallItem:
 		return e.typedItem(evItemStartedRef, mcpItemToRef(v))
 	case core.UserMessageItem, core.AgentMessageItem, core.ReasoningItem, core.PlanItem, core.ContextCompactionItem,
+		core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem,
 		core.EnteredReviewModeItem, core.ExitedReviewModeItem:
 		return nil
 	case nil:
@@ -210,6 +215,12 @@ func (e *eventEncoder) itemCompleted(it core.TurnItem) error {
 		return e.add(w)
 	case core.PlanItem:
 		return e.typedItem(evItemCompletedRef, refPlanItem{Type: "Plan", ID: v.ID, Text: v.Text})
+	case core.WebSearchItem:
+		return e.typedItem(evItemCompletedRef, webSearchToRef(v))
+	case core.ImageViewItem:
+		return e.typedItem(evItemCompletedRef, refImageViewItem{Type: "ImageView", ID: v.ID, Path: "file://" + v.Path})
+	case core.ImageGenerationItem:
+		return e.typedItem(evItemCompletedRef, imageGenerationToRef(v))
 	case core.McpToolCallItem:
 		return e.typedItem(evItemCompletedRef, mcpItemToRef(v))
 	case core.ContextCompactionItem:
@@ -252,6 +263,16 @@ func mcpItemToRef(v core.McpToolCallItem) refMcpItem {
 		w.Duration = durationToRef(*v.DurationMs)
 	}
 	return w
+}
+
+// writtenTyped reports whether a completed item is recorded as a typed
+// item (typedItem) rather than as the reference's events.
+func writtenTyped(it core.TurnItem) bool {
+	switch it.(type) {
+	case core.PlanItem, core.WebSearchItem, core.ImageViewItem, core.ImageGenerationItem:
+		return true
+	}
+	return false
 }
 
 func (e *eventEncoder) execBegin(v core.CommandExecutionItem) refExec {

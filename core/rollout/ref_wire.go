@@ -264,6 +264,40 @@ type refPlanItem struct {
 	Text string `json:"text"`
 }
 
+// refWebSearchItem is the typed WebSearch item; its action keeps the
+// Responses API's spelling (open_page, find_in_page).
+type refWebSearchItem struct {
+	Type   string           `json:"type"`
+	ID     string           `json:"id"`
+	Query  string           `json:"query"`
+	Action *refSearchAction `json:"action,omitempty"`
+}
+
+type refSearchAction struct {
+	Type    string   `json:"type"`
+	Query   string   `json:"query,omitempty"`
+	Queries []string `json:"queries,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	Pattern string   `json:"pattern,omitempty"`
+}
+
+// refImageViewItem is the typed ImageView item; its path is a file URL.
+type refImageViewItem struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Path string `json:"path"`
+}
+
+// refImageGenerationItem is the typed ImageGeneration item.
+type refImageGenerationItem struct {
+	Type          string `json:"type"`
+	ID            string `json:"id"`
+	Status        string `json:"status"`
+	RevisedPrompt string `json:"revised_prompt,omitempty"`
+	Result        string `json:"result"`
+	SavedPath     string `json:"saved_path,omitempty"`
+}
+
 // refMcpItem is the typed McpToolCall item of item_started and
 // item_completed (the reference writes it in item_completed).
 type refMcpItem struct {
@@ -310,12 +344,19 @@ type refTypedItem struct {
 	Duration         *refDuration             `json:"duration"`
 	Changes          map[string]refFileChange `json:"changes"`
 	Text             string                   `json:"text"`
+	Query            string                   `json:"query"`
+	Action           *refSearchAction         `json:"action"`
+	Path             string                   `json:"path"`
+	RevisedPrompt    string                   `json:"revised_prompt"`
+	SavedPath        string                   `json:"saved_path"`
+	// Result is an McpToolCall's result object or an ImageGeneration's
+	// base64 string: the two share the key, so it is decoded by type.
+	Result json.RawMessage `json:"result"`
 	// McpToolCall
 	Server       string          `json:"server"`
 	Tool         string          `json:"tool"`
 	Arguments    json.RawMessage `json:"arguments"`
 	ReadOnlyHint *bool           `json:"readOnlyHint"`
-	Result       *refMcpResult   `json:"result"`
 	Error        *refMcpError    `json:"error"`
 }
 

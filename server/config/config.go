@@ -119,6 +119,10 @@ type Config struct {
 	// ToolOutputTokenLimit (tool_output_token_limit) caps each tool
 	// output the model reads, in tokens; 0 keeps each tool's own limit.
 	ToolOutputTokenLimit int
+	// WebSearch (web_search) is the hosted web search offered to the
+	// model: "cached" (the default), "live" or "disabled". A provider
+	// without the tool offers none (WebSearchFor).
+	WebSearch string
 	// HideAgentReasoning (hide_agent_reasoning) is a display setting
 	// for clients; agentd still sends reasoning, as the reference does.
 	HideAgentReasoning bool
@@ -180,6 +184,22 @@ type Config struct {
 func (c *Config) ToolFamily(model string) catalog.Tools {
 	return c.Catalog.Tools(model, c.Features)
 }
+
+// WebSearchFor is the web search setting of threads on provider p:
+// web_search, or "disabled" when p has no hosted web search.
+func (c *Config) WebSearchFor(p model.Provider) string {
+	if p.NoWebSearch || c.WebSearch == "" {
+		return WebSearchDisabled
+	}
+	return c.WebSearch
+}
+
+// The values of web_search.
+const (
+	WebSearchDisabled = "disabled"
+	WebSearchCached   = "cached"
+	WebSearchLive     = "live"
+)
 
 // ChildEnv is the environment of a program agentd starts outside
 // shell_environment_policy (the notify program, MCP servers): base (the

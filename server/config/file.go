@@ -41,6 +41,7 @@ type fileConfig struct {
 	ModelAutoCompactTokenLimit *int64                  `toml:"model_auto_compact_token_limit"`
 	ModelVerbosity             *string                 `toml:"model_verbosity"`
 	ToolOutputTokenLimit       *int64                  `toml:"tool_output_token_limit"`
+	WebSearch                  *string                 `toml:"web_search"`
 	HideAgentReasoning         *bool                   `toml:"hide_agent_reasoning"`
 	Notify                     []string                `toml:"notify"`
 	Projects                   map[string]projectTable `toml:"projects"`
@@ -98,6 +99,9 @@ type providerTable struct {
 	HTTPHeaders         map[string]string `toml:"http_headers"`
 	EnvHTTPHeaders      map[string]string `toml:"env_http_headers"`
 	QueryParams         map[string]string `toml:"query_params"`
+	// SupportsWebSearch is agentd's own: false for a Responses server
+	// without the hosted web_search tool.
+	SupportsWebSearch *bool `toml:"supports_web_search"`
 }
 
 type workspaceWriteTable struct {

@@ -254,7 +254,7 @@ func TestModelCatalogAndToolFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellCommand, ApplyPatch: catalog.ApplyPatchFreeform}) {
+	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellCommand, ApplyPatch: catalog.ApplyPatchFreeform, SearchImages: true}) {
 		t.Fatalf("built-in gpt-5.5: %+v", got)
 	}
 	home := writeConfig(t, "model_catalog_json = \"models.json\"\n")
@@ -268,7 +268,7 @@ func TestModelCatalogAndToolFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.ToolFamily("mine"); got != (catalog.Tools{Shell: catalog.ShellLocal}) {
+	if got := cfg.ToolFamily("mine"); got != (catalog.Tools{Shell: catalog.ShellLocal, SearchImages: true}) {
 		t.Fatalf("mine: %+v", got)
 	}
 	if got := cfg.ToolFamily("gpt-5.5"); got != (catalog.Tools{Shell: catalog.ShellUnifiedExec}) {
@@ -421,5 +421,29 @@ enabled = false
 	}
 	if len(cfg.Warnings) != 0 {
 		t.Fatalf("warnings %v", cfg.Warnings)
+	}
+}
+
+// web_search: cached by default, as set otherwise, an error naming the key
+// for anything else; a provider without the hosted tool (the demo one, or
+// supports_web_search = false) offers none whatever the key says.
+func TestWebSearchKey(t *testing.T) {
+	cfg, err := Load(Options{Home: t.TempDir(), Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.WebSearch != WebSearchCached || cfg.WebSearchFor(cfg.Provider) != WebSearchCached || cfg.WebSearchFor(cfg.Providers[DemoProviderID]) != WebSearchDisabled {
+		t.Fatalf("default %q, openai %q, demo %q", cfg.WebSearch, cfg.WebSearchFor(cfg.Provider), cfg.WebSearchFor(cfg.Providers[DemoProviderID]))
+	}
+	home := writeConfig(t, "web_search = \"live\"\n[model_providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nsupports_web_search = false\n[model_providers.other]\nbase_url = \"http://127.0.0.1:9/v1\"\n")
+	cfg, err = Load(Options{Home: home, Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 0 || cfg.WebSearchFor(cfg.Providers["local"]) != WebSearchDisabled || cfg.WebSearchFor(cfg.Providers["other"]) != WebSearchLive {
+		t.Fatalf("warnings %v, local %q, other %q", cfg.Warnings, cfg.WebSearchFor(cfg.Providers["local"]), cfg.WebSearchFor(cfg.Providers["other"]))
+	}
+	if _, err := Load(Options{Home: writeConfig(t, "web_search = \"always\"\n"), Getenv: env()}); err == nil || !strings.Contains(err.Error(), "config key `web_search`: \"always\" is not one of live, cached, disabled") {
+		t.Fatalf("bad value: %v", err)
 	}
 }

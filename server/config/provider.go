@@ -23,9 +23,10 @@ const (
 func builtinProviders(getenv func(string) string) map[string]model.Provider {
 	ps := map[string]model.Provider{
 		DemoProviderID: {
-			ID:      DemoProviderID,
-			Name:    "Demo (offline)",
-			WireAPI: "responses",
+			ID:          DemoProviderID,
+			Name:        "Demo (offline)",
+			WireAPI:     "responses",
+			NoWebSearch: true,
 		},
 		OpenAIProviderID: {
 			ID:                 OpenAIProviderID,
@@ -113,6 +114,9 @@ func applyProviderTable(p model.Provider, t providerTable) model.Provider {
 	}
 	if t.QueryParams != nil {
 		p.QueryParams = t.QueryParams
+	}
+	if t.SupportsWebSearch != nil {
+		p.NoWebSearch = !*t.SupportsWebSearch
 	}
 	return p
 }

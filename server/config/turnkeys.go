@@ -44,6 +44,15 @@ func applyTurnKeys(cfg *Config, fc *fileConfig) error {
 		}
 		cfg.ToolOutputTokenLimit = int(*v)
 	}
+	cfg.WebSearch = WebSearchCached
+	if v := fc.WebSearch; v != nil {
+		switch *v {
+		case WebSearchCached, WebSearchLive, WebSearchDisabled:
+			cfg.WebSearch = *v
+		default:
+			return fmt.Errorf("config key `web_search`: %q is not one of live, cached, disabled", *v)
+		}
+	}
 	if fc.HideAgentReasoning != nil {
 		cfg.HideAgentReasoning = *fc.HideAgentReasoning
 	}

@@ -35,10 +35,6 @@ func checkGovCloudRequirements(context.Context, *rpc.Request, *protocol.Empty) (
 	return &protocol.BedrockCheckGovCloudRequirementsResponse{}, nil
 }
 
-func collaborationModeList(context.Context, *rpc.Request, *protocol.Empty) (*protocol.CollaborationModeListResponse, error) {
-	return &protocol.CollaborationModeListResponse{Data: protocol.List[protocol.CollaborationModeMask]{}}, nil
-}
-
 func pluginInstalled(context.Context, *rpc.Request, *protocol.PluginInstalledParams) (*protocol.PluginInstalledResponse, error) {
 	return &protocol.PluginInstalledResponse{Marketplaces: protocol.List[protocol.PluginMarketplaceEntry]{}, MarketplaceLoadErrors: protocol.List[protocol.MarketplaceLoadErrorInfo]{}}, nil
 }
@@ -67,20 +63,23 @@ func (sv *service) modelList(_ context.Context, _ *rpc.Request, _ *protocol.Mode
 		}
 		return out
 	}
-	entry := func(name, display, desc string, def bool, effs protocol.List[protocol.ReasoningEffortOption], defEffort string) protocol.Model {
+	entry := func(name, display, desc string, def bool, effs protocol.List[protocol.ReasoningEffortOption], defEffort string, modalities ...protocol.InputModality) protocol.Model {
 		return protocol.Model{
 			ID: name, Model: name, DisplayName: display, Description: desc,
 			SupportedReasoningEfforts: effs, DefaultReasoningEffort: protocol.ReasoningEffort(defEffort),
-			InputModalities: protocol.List[protocol.InputModality]{protocol.InputModality("text")}, IsDefault: def,
+			InputModalities: protocol.List[protocol.InputModality](modalities), IsDefault: def,
 		}
 	}
+	text, image := protocol.InputModality("text"), protocol.InputModality("image")
 	cfg := sv.config()
 	data := protocol.List[protocol.Model]{}
 	if cfg.Model != config.DemoModel {
-		data = append(data, entry(cfg.Model, cfg.Model, "The configured model ("+cfg.Provider.Name+")", true, efforts("low", "medium", "high"), "medium"))
+		// Images are passed to it (docs/protocol.md, Images): clients
+		// offer to attach them only to a model that takes them.
+		data = append(data, entry(cfg.Model, cfg.Model, "The configured model ("+cfg.Provider.Name+")", true, efforts("low", "medium", "high"), "medium", text, image))
 	}
 	data = append(data, entry(config.DemoModel, "Demo (offline)", "agentd's built-in offline demo model: try `run: CMD`, `patch: FILE TEXT`, `plan:`.",
-		cfg.Model == config.DemoModel, efforts("medium"), "medium"))
+		cfg.Model == config.DemoModel, efforts("medium"), "medium", text))
 	return &protocol.ModelListResponse{Data: data}, nil
 }
 
@@ -105,7 +104,8 @@ func (sv *service) threadSettingsUpdate(ctx context.Context, r *rpc.Request, p *
 	if err != nil {
 		return nil, err
 	}
-	tp := &protocol.TurnStartParams{Cwd: p.Cwd, ApprovalPolicy: p.ApprovalPolicy, SandboxPolicy: p.SandboxPolicy, Model: p.Model}
+	tp := &protocol.TurnStartParams{Cwd: p.Cwd, ApprovalPolicy: p.ApprovalPolicy, SandboxPolicy: p.SandboxPolicy, Model: p.Model,
+		Effort: p.Effort, Summary: p.Summary, CollaborationMode: p.CollaborationMode}
 	ov, err := turnContextOverrides(tp, t.sess.TurnContext().Cwd)
 	if err != nil {
 		return nil, err

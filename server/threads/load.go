@@ -59,6 +59,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	cfg.Sandbox = st.sandbox
 	cfg.Effort = st.effort
 	cfg.Summary = st.summary
+	cfg.Mode = st.mode
 	cfg.BaseInstructions = st.baseInstructions
 	cfg.DeveloperInstructions = st.developerInstructions
 	cfg.ProjectDoc = sv.projectDoc(conf, st.cwd, ls.log.With(zap.String("thread", ls.id)))
@@ -155,7 +156,7 @@ func (sv *service) storedSettings(ctx context.Context, rt *rollout.Thread) threa
 	st.cwd, st.model, st.effort = rt.Meta.Cwd, rt.Meta.Model, rt.Meta.Effort
 	st.baseInstructions, st.developerInstructions = rt.Meta.BaseInstructions, rt.Meta.DeveloperInstructions
 	if tc := rt.TurnContext; tc != nil {
-		st.cwd, st.model, st.effort, st.summary = tc.Cwd, tc.Model, tc.Effort, tc.Summary
+		st.cwd, st.model, st.effort, st.summary, st.mode = tc.Cwd, tc.Model, tc.Effort, tc.Summary, tc.Mode
 		if tc.ApprovalPolicy != "" {
 			st.approval = tc.ApprovalPolicy
 		}
@@ -175,6 +176,7 @@ func (t *thread) settings(ctx context.Context, sv *service) threadSettings {
 	tc := t.sess.TurnContext()
 	st := sv.settingsFrom(ctx, t.cfg)
 	st.cwd, st.model, st.effort, st.summary, st.approval, st.sandbox = tc.Cwd, tc.Model, tc.Effort, tc.Summary, tc.ApprovalPolicy, tc.Sandbox
+	st.mode = tc.Mode
 	t.mu.Lock()
 	if p, ok := providerIn(t.cfg, t.meta.provider); ok {
 		st.provider = p

@@ -18,6 +18,7 @@ func (s rolloutSink) RecordEvent(ev core.Event) {
 		c := m.Context
 		s.RecordTurnContext(ev.TurnID, rollout.TurnContext{
 			Cwd: c.Cwd, Model: c.Model, Effort: c.Effort, Summary: c.Summary, ApprovalPolicy: c.ApprovalPolicy, Sandbox: c.Sandbox,
+			Mode: c.Mode,
 		})
 	case core.ContextCompacted:
 		s.RecordCompaction(ev.TurnID, rollout.Compaction{Message: "history compacted", ReplacementHistory: m.Replacement})

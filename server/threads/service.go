@@ -3,6 +3,7 @@ package threads
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
@@ -297,6 +298,10 @@ func (sv *service) newSessionConfig(cfg *config.Config, threadID string, p model
 		ShellEnv:         cfg.ShellEnv,
 		ToolFamily:       cfg.ToolFamily,
 		MCP:              sv.mcp,
-		Log:              sv.log.Named("core"),
+		// The hosted tools: web search as configured for the provider;
+		// generated images saved where the reference saves them.
+		WebSearch:          core.WebSearchMode(cfg.WebSearchFor(p)),
+		GeneratedImagesDir: filepath.Join(cfg.Home, "generated_images"),
+		Log:                sv.log.Named("core"),
 	}, nil
 }

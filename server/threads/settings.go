@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/projectdoc"
@@ -29,6 +30,7 @@ type threadSettings struct {
 	sandbox                                 policy.SandboxPolicy
 	effort                                  string
 	summary                                 string
+	mode                                    core.CollaborationMode
 	baseInstructions, developerInstructions string
 	// projectDefaults makes apply take the approval policy and sandbox
 	// from the configuration for the final cwd (project trust), before

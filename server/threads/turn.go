@@ -23,6 +23,23 @@ func coreInput(in []protocol.UserInput) []core.UserInput {
 	return out
 }
 
+// turnInput maps a turn's input for the core and checks its images,
+// reading local ones (relative to cwd): an image that cannot be sent is
+// the client's error (-32600, naming the input and the file or URL), and
+// no turn starts.
+func turnInput(in []protocol.UserInput, cwd string) ([]core.UserInput, error) {
+	for i, u := range in {
+		if u.Image != nil && u.Image.URL == nil {
+			return nil, protocol.InvalidRequest("input[%d] (image): images by fileId are not supported; send a url (https or a data URL) or a localImage", i)
+		}
+	}
+	out, err := core.PrepareImages(coreInput(in), cwd)
+	if err != nil {
+		return nil, protocol.InvalidRequest("%v", err)
+	}
+	return out, nil
+}
+
 // inProgressTurn is the turn a turn/start result carries.
 func inProgressTurn(id string) protocol.Turn {
 	return protocol.Turn{ID: id, RootTurnID: &id, Items: protocol.List[protocol.ThreadItem]{}, ItemsView: protocol.ItemsNotLoaded, Status: protocol.TurnInProgress}
@@ -44,7 +61,15 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if err := sv.boundTurn(r, t, &ov); err != nil {
 		return nil, err
 	}
-	op := core.OpUserInput{Input: coreInput(p.Input), Overrides: ov}
+	cwd := t.sess.TurnContext().Cwd
+	if ov.Cwd != nil {
+		cwd = *ov.Cwd
+	}
+	input, err := turnInput(p.Input, cwd)
+	if err != nil {
+		return nil, err
+	}
+	op := core.OpUserInput{Input: input, Overrides: ov}
 	if p.ClientUserMessageID != nil {
 		op.ClientMessageID = *p.ClientUserMessageID
 	}
@@ -62,7 +87,11 @@ func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if err != nil {
 		return nil, err
 	}
-	op := core.OpSteer{Input: coreInput(p.Input), ExpectedTurnID: p.ExpectedTurnID}
+	input, err := turnInput(p.Input, t.sess.TurnContext().Cwd)
+	if err != nil {
+		return nil, err
+	}
+	op := core.OpSteer{Input: input, ExpectedTurnID: p.ExpectedTurnID}
 	if p.ClientUserMessageID != nil {
 		op.ClientMessageID = *p.ClientUserMessageID
 	}
@@ -181,6 +210,7 @@ func turnContextOverrides(p *protocol.TurnStartParams, base string) (core.TurnOv
 		sp := projection.CoreSandboxPolicy(*p.SandboxPolicy)
 		o.Sandbox = &sp
 	}
+	modeOverrides(&o, p.CollaborationMode)
 	if p.OutputSchema != nil {
 		b, err := json.Marshal(p.OutputSchema)
 		if err != nil {

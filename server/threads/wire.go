@@ -116,6 +116,7 @@ func (sv *service) resumeResponse(t *thread, th protocol.Thread, st threadSettin
 		DisabledPluginIDs: s.DisabledPluginIDs, Cwd: s.Cwd, RuntimeWorkspaceRoots: s.RuntimeWorkspaceRoots,
 		InstructionSources: s.InstructionSources, ApprovalPolicy: s.ApprovalPolicy, ApprovalsReviewer: s.ApprovalsReviewer,
 		Sandbox: s.Sandbox, ReasoningEffort: s.ReasoningEffort, MultiAgentMode: s.MultiAgentMode,
+		CollaborationMode: wireMode(t.sess.TurnContext()),
 	}
 }
 

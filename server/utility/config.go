@@ -87,6 +87,9 @@ func (u *utility) runningConfig() map[string]any {
 	if c.ToolOutputTokenLimit > 0 {
 		cfg["tool_output_token_limit"] = c.ToolOutputTokenLimit
 	}
+	if c.WebSearch != "" {
+		cfg["web_search"] = c.WebSearch
+	}
 	if c.HideAgentReasoning {
 		cfg["hide_agent_reasoning"] = true
 	}

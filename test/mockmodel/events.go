@@ -372,3 +372,40 @@ func splitN(s string, n int) []string {
 	}
 	return out
 }
+
+// ProposedPlan is the text of a plan-mode message: intro, then plan in a
+// <proposed_plan> block whose tags stand on lines of their own. Stream it
+// with TextN to cut the tags across deltas.
+func ProposedPlan(intro, plan string) string {
+	return intro + "\n<proposed_plan>\n" + plan + "</proposed_plan>\n"
+}
+
+// WebSearchCall is a web_search_call item (the hosted web_search tool)
+// with the given id and action ({"type": "search", "query": …},
+// {"type": "open_page", "url": …}, {"type": "find_in_page", "url": …,
+// "pattern": …}): added without an action, in progress, then done with it.
+func WebSearchCall(id string, action map[string]any) Events {
+	return Events{
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+			"type": "web_search_call", "id": id, "status": "in_progress"}}),
+		ev("response.web_search_call.in_progress", map[string]any{"output_index": 0, "item_id": id}),
+		ev("response.web_search_call.searching", map[string]any{"output_index": 0, "item_id": id}),
+		ev("response.web_search_call.completed", map[string]any{"output_index": 0, "item_id": id}),
+		ev("response.output_item.done", map[string]any{"output_index": 0, "item": map[string]any{
+			"type": "web_search_call", "id": id, "status": "completed", "action": action}}),
+	}
+}
+
+// ImageGenerationCall is an image_generation_call item (the hosted
+// image_generation tool) whose result is the base64 of image, with the
+// model's revised prompt.
+func ImageGenerationCall(id, revisedPrompt, resultBase64 string) Events {
+	return Events{
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+			"type": "image_generation_call", "id": id, "status": "in_progress"}}),
+		ev("response.image_generation_call.in_progress", map[string]any{"output_index": 0, "item_id": id}),
+		ev("response.image_generation_call.generating", map[string]any{"output_index": 0, "item_id": id}),
+		ev("response.output_item.done", map[string]any{"output_index": 0, "item": map[string]any{
+			"type": "image_generation_call", "id": id, "status": "completed", "revised_prompt": revisedPrompt, "result": resultBase64}}),
+	}
+}
