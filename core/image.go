@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentd-dev/agentd/core/model"
 )
@@ -117,9 +118,11 @@ func checkImageURL(raw string) (int, error) {
 	return 0, nil
 }
 
-// readImage reads an image file as a data URL.
+// readImage reads an image file as a data URL. The file is opened
+// non-blocking, so that a named pipe with no writer is refused (not a
+// regular file) rather than waited on forever.
 func readImage(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentd-dev/agentd/core/model"
@@ -35,6 +36,11 @@ func TestPrepareImages(t *testing.T) {
 	if err := os.Truncate(big, MaxImageBytes+1); err != nil {
 		t.Fatal(err)
 	}
+	// A named pipe with no writer is refused at once, never waited on.
+	fifo := filepath.Join(dir, "pipe.png")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	dataURL := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngBytes)
 	bad := []struct {
 		in   UserInput
@@ -44,6 +50,7 @@ func TestPrepareImages(t *testing.T) {
 		{UserInput{Kind: InputLocalImage, Path: big}, "has 20971521 bytes, more than the 20971520 an image may have"},
 		{UserInput{Kind: InputLocalImage, Path: text}, "is not a PNG, JPEG, GIF or WebP image (its content is text/plain"},
 		{UserInput{Kind: InputLocalImage, Path: dir}, "is not a regular file"},
+		{UserInput{Kind: InputLocalImage, Path: fifo}, fifo + " is not a regular file"},
 		{UserInput{Kind: InputLocalImage}, "path is empty"},
 		{UserInput{Kind: InputImage, ImageURL: "file:///etc/passwd"}, `input[1] (image): url "file:///etc/passwd" is neither an http(s) URL nor a data URL`},
 		{UserInput{Kind: InputImage, ImageURL: "data:text/plain;base64,AAAA"}, "is not a data URL of an image with base64 data"},

@@ -150,6 +150,9 @@ type OpCompact struct{}
 type OpReview struct {
 	Request review.Request
 	Model   string
+	// Overrides change the thread's settings from this turn on, as
+	// OpUserInput's do (the server narrows a client's turn with them).
+	Overrides TurnOverrides
 }
 
 // OpShellCommand runs the user's own command, unsandboxed, as a standalone

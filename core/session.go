@@ -527,7 +527,11 @@ func (s *Session) handle(q queued) bool {
 			<-t.done
 			s.active = nil
 		}
-		t := s.startTurn(q.sub.ID, TurnReview, s.TurnContext())
+		s.ctxMu.Lock()
+		s.tc = s.tc.apply(op.Overrides)
+		tc := s.tc
+		s.ctxMu.Unlock()
+		t := s.startTurn(q.sub.ID, TurnReview, tc)
 		t.trace = q.sub.Trace
 		t.sub = newReviewer(op.Model)
 		ok(AckStarted, t.id)

@@ -267,3 +267,23 @@ func TestScopeOperateTurnOnAWiderThreadIsClamped(t *testing.T) {
 		t.Fatalf("after the operate turn, the thread runs with %s", got)
 	}
 }
+
+// The same for an operate client's review: the reviewer (which may run
+// commands) works within the configured settings, not the admin's wider
+// ones, and the thread is narrowed.
+func TestScopeOperateReviewOnAWiderThreadIsClamped(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "no findings"), mockmodel.Completed("resp_1", usage())))
+	d := startScoped(t, mockConfig(m, ""), Options{})
+	admin := dialAs(t, d, adminToken, "admin")
+	id := startThread(t, admin, map[string]any{"cwd": t.TempDir(), "sandbox": "danger-full-access", "approvalPolicy": "never"})
+	op := dialAs(t, d, operateToken, "operator")
+	msgs := runReview(t, op, map[string]any{"threadId": id, "target": map[string]any{"type": "custom", "instructions": "look"}})
+	if str(unmarshal(t, msgs[len(msgs)-1].Params), "turn", "status") != "completed" {
+		t.Fatalf("operate review: %v", methods(msgs))
+	}
+	res := unmarshal(t, WantResult(t, admin.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true})))
+	if got := str(res, "sandbox", "type") + " " + str(res, "approvalPolicy"); got != "readOnly on-request" {
+		t.Fatalf("after the operate review, the thread runs with %s", got)
+	}
+}

@@ -32,6 +32,11 @@ func (sv *service) reviewStart(ctx context.Context, r *rpc.Request, p *protocol.
 		return nil, protocol.InvalidRequest("%s", err.Error())
 	}
 	op := core.OpReview{Request: req, Model: t.cfg.ReviewModel}
+	// As for turn/start: below admin, the review runs within the
+	// configured limits, whatever a wider thread was loaded with.
+	if err := sv.boundTurn(r, t, &op.Overrides); err != nil {
+		return nil, err
+	}
 	ack, err := t.submitTurn(ctx, r, op, rejectErr)
 	if err != nil {
 		return nil, err
