@@ -112,19 +112,31 @@ func (r *coalesceRule) parse(params []byte) (map[string]json.RawMessage, []byte,
 // only ever turns true).
 func (a *coalesced) add(params []byte) bool {
 	fields, text, ok := a.rule.parse(params)
-	if !ok {
+	if !ok || !a.keysEqual(fields) {
 		return false
-	}
-	for _, k := range a.rule.keys {
-		if !bytes.Equal(a.fields[k], fields[k]) {
-			return false
-		}
 	}
 	if len(a.text)+len(text) > maxCoalescedText {
 		return false
 	}
 	a.fields = fields
 	a.text = append(a.text, text...)
+	return true
+}
+
+// sameStream reports whether params belong to a's stream (the rule's
+// keys are equal), whether or not add would take them.
+func (a *coalesced) sameStream(params []byte) bool {
+	fields, _, ok := a.rule.parse(params)
+	return ok && a.keysEqual(fields)
+}
+
+// keysEqual reports whether fields have a's stream keys.
+func (a *coalesced) keysEqual(fields map[string]json.RawMessage) bool {
+	for _, k := range a.rule.keys {
+		if !bytes.Equal(a.fields[k], fields[k]) {
+			return false
+		}
+	}
 	return true
 }
 

@@ -66,9 +66,9 @@ func (m *outMsg) params() []byte {
 // exactly one (the connection's writer) takes.
 //
 // Overflow policy, in order: (1) while the client is behind, a coalescible
-// delta that continues the last queued notification (same method and keys)
-// is merged into it instead of queued, so order relative to everything
-// else is kept; (2) while there is room (fewer than limit messages, or,
+// delta is merged into the last queued delta of its stream (same method
+// and keys) when only other streams' deltas follow it (mergeLocked), so
+// order relative to everything authoritative is kept; (2) while there is room (fewer than limit messages, or,
 // while the engine's own backlog lasts, fewer than maxBytes bytes), a
 // message is queued; (3) when the
 // queue is full, a connection that may wait (stdio, in-process) makes the
@@ -283,29 +283,51 @@ func (o *outbox) mergeLocked(m outMsg) bool {
 	if len(o.q) == 0 || m.method == "" {
 		return false
 	}
-	last := &o.q[len(o.q)-1]
-	if last.method != m.method {
-		return false
-	}
 	rule := coalesceRuleFor(m.method)
 	if rule == nil {
 		return false
 	}
-	if last.merged == nil {
-		acc, ok := rule.start(last.params())
-		if !ok {
+	// The delta joins the last queued delta of its own stream, looking
+	// back over a run of deltas only: deltas of other streams (the
+	// interleaved items of concurrent turns) commute with it, while an
+	// authoritative message, a response or a slot ends the run, so that
+	// nothing is reordered across one. Without the look-back, turns that
+	// stream at once defeat merging and a reading client's queue fills.
+	for i := len(o.q) - 1; i >= 0 && i >= len(o.q)-mergeLookback; i-- {
+		prev := &o.q[i]
+		if prev.slot != nil || prev.method == "" || coalesceRuleFor(prev.method) == nil {
 			return false
 		}
-		last.merged = acc
+		if prev.method != m.method {
+			continue
+		}
+		if prev.merged == nil {
+			acc, ok := rule.start(prev.params())
+			if !ok {
+				return false
+			}
+			prev.merged = acc
+		}
+		if !prev.merged.add(m.params()) {
+			if prev.merged.sameStream(m.params()) {
+				// Its stream's last delta is full: never merge into an
+				// older one past it.
+				return false
+			}
+			continue
+		}
+		prev.size += len(m.data)
+		o.bytes += len(m.data)
+		o.coalesced.Add(1)
+		return true
 	}
-	if !last.merged.add(m.params()) {
-		return false
-	}
-	last.size += len(m.data)
-	o.bytes += len(m.data)
-	o.coalesced.Add(1)
-	return true
+	return false
 }
+
+// mergeLookback bounds how far back a delta looks for its stream's last
+// delta: the cost of a push while behind, and more streams than turns a
+// connection runs at once.
+const mergeLookback = 256
 
 // finish rebuilds the bytes of a message that absorbed merged deltas.
 func (m *outMsg) finish() {

@@ -606,3 +606,73 @@ func TestOutboxEngineBacklogBoundedByMemory(t *testing.T) {
 		})
 	}
 }
+
+// While behind, a delta joins the last queued delta of its own stream
+// across deltas of other streams (concurrent turns interleave theirs),
+// never across an authoritative message, and never into an older delta of
+// its stream past a newer one.
+func TestOutboxMergesInterleavedStreams(t *testing.T) {
+	o := newOutbox(1024, 1<<30, false)
+	push := func(m outMsg) {
+		t.Helper()
+		if err := o.push(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.mu.Lock()
+	o.behind = true
+	o.mu.Unlock()
+	const streams, rounds = 100, 20
+	for r := range rounds {
+		for s := range streams {
+			push(delta(t, fmt.Sprint("item", s), fmt.Sprint(r, ",")))
+		}
+	}
+	push(response(1))
+	push(delta(t, "item0", "after"))
+	all := drainAll(o)
+	if len(all) != streams+2 {
+		t.Fatalf("%d messages, want %d (one per stream, the response, the delta after it)", len(all), streams+2)
+	}
+	var want strings.Builder
+	for r := range rounds {
+		fmt.Fprint(&want, r, ",")
+	}
+	for i, m := range all[:streams] {
+		var p struct{ ItemID, Delta string }
+		if err := json.Unmarshal(m.params(), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.ItemID != fmt.Sprint("item", i) || p.Delta != want.String() {
+			t.Fatalf("message %d: %s %q", i, p.ItemID, p.Delta)
+		}
+	}
+	if all[streams].method != "" || nameOf(all[streams+1]) == "" {
+		t.Fatalf("the response and the delta after it: %s %s", all[streams].data, all[streams+1].data)
+	}
+}
+
+// A delta whose stream's last delta is full is queued on its own: it is
+// never merged into an older delta of its stream, past the full one.
+func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
+	o := newOutbox(1024, 1<<30, false)
+	o.mu.Lock()
+	o.behind = true
+	o.mu.Unlock()
+	for _, m := range []outMsg{delta(t, "a", "start"), delta(t, "a", strings.Repeat("x", maxCoalescedText)), delta(t, "b", "b"), delta(t, "a", "end")} {
+		if err := o.push(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, m := range drainAll(o) {
+		var p struct{ ItemID, Delta string }
+		if err := json.Unmarshal(m.params(), &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.ItemID+":"+p.Delta[:min(len(p.Delta), 5)])
+	}
+	if want := "a:start a:xxxxx b:b a:end"; strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+}
