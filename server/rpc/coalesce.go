@@ -71,6 +71,10 @@ type coalesced struct {
 	fields map[string]json.RawMessage
 	// text is the joined text (the decoded bytes, for base64 fields).
 	text []byte
+	// joined is set once a delta was merged: until then the queued
+	// message's bytes are still right (a look-back started this
+	// accumulator without merging into it).
+	joined bool
 }
 
 // start begins accumulating from a queued notification's params.
@@ -112,22 +116,19 @@ func (r *coalesceRule) parse(params []byte) (map[string]json.RawMessage, []byte,
 // only ever turns true).
 func (a *coalesced) add(params []byte) bool {
 	fields, text, ok := a.rule.parse(params)
-	if !ok || !a.keysEqual(fields) {
-		return false
-	}
+	return ok && a.keysEqual(fields) && a.join(fields, text)
+}
+
+// join merges a parsed delta of a's stream, or reports false (and changes
+// nothing) when the merged text would be too large.
+func (a *coalesced) join(fields map[string]json.RawMessage, text []byte) bool {
 	if len(a.text)+len(text) > maxCoalescedText {
 		return false
 	}
 	a.fields = fields
 	a.text = append(a.text, text...)
+	a.joined = true
 	return true
-}
-
-// sameStream reports whether params belong to a's stream (the rule's
-// keys are equal), whether or not add would take them.
-func (a *coalesced) sameStream(params []byte) bool {
-	fields, _, ok := a.rule.parse(params)
-	return ok && a.keysEqual(fields)
 }
 
 // keysEqual reports whether fields have a's stream keys.

@@ -287,6 +287,10 @@ func (o *outbox) mergeLocked(m outMsg) bool {
 	if rule == nil {
 		return false
 	}
+	fields, text, ok := rule.parse(m.params()) // once, whatever the look-back
+	if !ok {
+		return false
+	}
 	// The delta joins the last queued delta of its own stream, looking
 	// back over a run of deltas only: deltas of other streams (the
 	// interleaved items of concurrent turns) commute with it, while an
@@ -308,13 +312,13 @@ func (o *outbox) mergeLocked(m outMsg) bool {
 			}
 			prev.merged = acc
 		}
-		if !prev.merged.add(m.params()) {
-			if prev.merged.sameStream(m.params()) {
-				// Its stream's last delta is full: never merge into an
-				// older one past it.
-				return false
-			}
+		if !prev.merged.keysEqual(fields) {
 			continue
+		}
+		if !prev.merged.join(fields, text) {
+			// Its stream's last delta is full: never merge into an older
+			// one past it.
+			return false
 		}
 		prev.size += len(m.data)
 		o.bytes += len(m.data)
@@ -331,7 +335,8 @@ const mergeLookback = 256
 
 // finish rebuilds the bytes of a message that absorbed merged deltas.
 func (m *outMsg) finish() {
-	if m.merged == nil {
+	if m.merged == nil || !m.merged.joined {
+		m.merged = nil
 		return
 	}
 	params, err := m.merged.params()
