@@ -84,7 +84,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer release()
 	}
 	w.Header().Set(MaxMessageHeader, strconv.Itoa(h.opts.MaxMessageBytes))
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	up := &wsUpgrade{ResponseWriter: w}
+	c, err := websocket.Accept(up, r, &websocket.AcceptOptions{
 		// Origin is already rejected above; coder/websocket's own origin
 		// check would only repeat it.
 		InsecureSkipVerify: true,
@@ -95,6 +96,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st := NewWebSocket(c, h.opts.MaxMessageBytes, Info{Transport: h.transport, Remote: r.RemoteAddr, Scope: id.Scope, Principal: id.Name})
 	ws := st.(*wsStream)
+	ws.w = up.w
 	log := h.opts.Logger
 	ws.onBinary = func(n int) {
 		log.Warn("ignoring binary websocket frame", zap.String("remote", r.RemoteAddr), zap.Int("bytes", n))

@@ -74,6 +74,10 @@ func echo(st Stream) {
 		if err := st.Write(context.Background(), b); err != nil {
 			return
 		}
+		// A stream may buffer what is written until Flush.
+		if err := st.Flush(); err != nil {
+			return
+		}
 	}
 }
 

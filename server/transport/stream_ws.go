@@ -20,6 +20,9 @@ const wsCloseTimeout = time.Second
 type wsStream struct {
 	c    *websocket.Conn
 	info Info
+	// w, on the server side, frames and batches the messages written
+	// (stream_ws_write.go); without it each goes through c on its own.
+	w *wsWriter
 	// onBinary, when set, is told about each ignored binary frame.
 	onBinary func(n int)
 
@@ -66,10 +69,18 @@ func (s *wsStream) Read(ctx context.Context) ([]byte, error) {
 }
 
 func (s *wsStream) Write(ctx context.Context, msg []byte) error {
+	if s.w != nil {
+		return s.w.frame(msg)
+	}
 	return s.c.Write(context.Background(), websocket.MessageText, msg)
 }
 
-func (s *wsStream) Flush() error { return nil }
+func (s *wsStream) Flush() error {
+	if s.w != nil {
+		return s.w.flush()
+	}
+	return nil
+}
 
 func (s *wsStream) Close() error {
 	return s.closeWith(websocket.StatusNormalClosure, "")
