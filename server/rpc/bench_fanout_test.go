@@ -204,28 +204,33 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// rawWSNext reads one frame's payload into buf (reused).
+// rawWSNext reads one frame's payload into buf (reused). It allocates
+// nothing once buf is large enough, so that allocs/op are the server's.
 func rawWSNext(br *bufio.Reader, buf []byte) ([]byte, error) {
-	var h [2]byte
-	if _, err := io.ReadFull(br, h[:]); err != nil {
+	h, err := br.Peek(2)
+	if err != nil {
 		return nil, err
 	}
-	n := int(h[1] & 0x7f)
+	n, hl := int(h[1]&0x7f), 2
 	switch n {
 	case 126:
-		var l [2]byte
-		if _, err := io.ReadFull(br, l[:]); err != nil {
-			return nil, err
-		}
-		n = int(binary.BigEndian.Uint16(l[:]))
+		hl = 4
 	case 127:
-		var l [8]byte
-		if _, err := io.ReadFull(br, l[:]); err != nil {
-			return nil, err
-		}
-		n = int(binary.BigEndian.Uint64(l[:]))
+		hl = 10
+	}
+	if h, err = br.Peek(hl); err != nil {
+		return nil, err
+	}
+	switch hl {
+	case 4:
+		n = int(binary.BigEndian.Uint16(h[2:]))
+	case 10:
+		n = int(binary.BigEndian.Uint64(h[2:]))
+	}
+	if _, err := br.Discard(hl); err != nil {
+		return nil, err
 	}
 	buf = slices.Grow(buf[:0], n)[:n]
-	_, err := io.ReadFull(br, buf)
+	_, err = io.ReadFull(br, buf)
 	return buf, err
 }
