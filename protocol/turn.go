@@ -256,7 +256,7 @@ type ReviewDelivery string
 const (
 	// ReviewInline runs the review as a turn of the thread itself.
 	ReviewInline ReviewDelivery = "inline"
-	// ReviewDetached forks the thread and runs the review as the first
+	// ReviewDetached forks the thread and runs the review as a
 	// turn of the fork; the thread itself gets nothing.
 	ReviewDetached ReviewDelivery = "detached"
 )

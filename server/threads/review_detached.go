@@ -19,7 +19,7 @@ import (
 // parent), with the parent's current settings, review_model as its model
 // when config.toml sets one, and the client's scope narrowing them as
 // thread/fork's. The client gets thread/started for the fork and is
-// subscribed to it; then the review runs as the fork's first turn, by
+// subscribed to it; then the review runs as a turn of the fork, by
 // the inline path. The parent gets no item and no turn, and may run
 // turns of its own meanwhile.
 func (sv *service) reviewDetached(ctx context.Context, r *rpc.Request, parent *thread, req review.Request) (*protocol.ReviewStartResponse, error) {
