@@ -13,7 +13,7 @@ import (
 )
 
 // reviewStart runs a code review: as a turn of the thread (inline, the
-// default), or as the first turn of a fork of it (detached,
+// default), or as a turn of a fork of it (detached,
 // reviewDetached). The target is checked and its diff computed with git
 // in the thread's working directory before anything starts, so that a
 // bad target (no repository, an unknown branch or commit) is this
