@@ -28,8 +28,11 @@ func TestDecodeParamsErrors(t *testing.T) {
 		{"thread/loaded/list", ``, ""},
 		{"thread/archive", ``, "Invalid request: missing field `params`"},
 		{"thread/archive", `null`, "Invalid request: missing field `params`"},
-		{"review/start", `{"threadId":"t","target":{"type":"uncommittedChanges"},"delivery":"detached"}`,
-			"Invalid request: unknown variant `detached`, expected `inline`"},
+		// "detached" is agentd's extension (the reference refuses it:
+		// "unknown variant `detached`, expected `inline`").
+		{"review/start", `{"threadId":"t","target":{"type":"uncommittedChanges"},"delivery":"detached"}`, ""},
+		{"review/start", `{"threadId":"t","target":{"type":"uncommittedChanges"},"delivery":"attached"}`,
+			"Invalid request: unknown variant `attached`, expected `inline` or `detached`"},
 		{"fs/readFile", `{"path": "relative.txt"}`, "Invalid request: AbsolutePathBuf deserialized without a base path"},
 		// serde's wording for the other cases.
 		{"thread/list", `{"sortDirection":"up"}`, "Invalid request: unknown variant `up`, expected `asc` or `desc`"},
