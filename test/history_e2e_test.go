@@ -192,7 +192,9 @@ func TestForeignRolloutWithADamagedLineInTheMiddle(t *testing.T) {
 	}
 	for _, n := range []int{9, 10} {
 		want := fmt.Sprintf("%s:%d: unreadable record skipped", file, n)
-		d.WaitLog(func(l LogLine) bool { return l.Level == "warn" && l.Msg == "rollout" && strings.Contains(l.Str("warning"), want) })
+		d.WaitLog(func(l LogLine) bool {
+			return l.Level == "warn" && l.Msg == "rollout" && strings.Contains(l.Str("warning"), want)
+		})
 	}
 	WantResult(t, c.Call("thread/resume", map[string]any{"threadId": id}))
 	runTurn(t, c, id, "third question")
