@@ -317,7 +317,7 @@ type ThreadResumeParams struct {
 	Personality           *Personality                        `json:"personality,omitempty"`
 	ExcludeTurns          bool                                `json:"excludeTurns,omitempty"`
 	History               []any                               `json:"history,omitempty" wire:"experimental"`
-	Path                  *string                             `json:"path,omitempty" wire:"experimental"`
+	Path                  *string                             `json:"path,omitempty" wire:"experimental,emptydefault"`
 	InitialTurnsPage      *ThreadResumeInitialTurnsPageParams `json:"initialTurnsPage,omitempty" wire:"experimental"`
 	Permissions           *string                             `json:"permissions,omitempty" wire:"experimental"`
 	RuntimeWorkspaceRoots []AbsPath                           `json:"runtimeWorkspaceRoots,omitempty" wire:"experimental"`
@@ -381,7 +381,7 @@ type ThreadForkParams struct {
 	DeferGoalContinuation            bool               `json:"deferGoalContinuation,omitempty" wire:"experimental"`
 	ExperimentalPredictionMode       bool               `json:"experimentalPredictionMode,omitempty" wire:"experimental"`
 	ExperimentalDisablePredictionMcp bool               `json:"experimentalDisablePredictionMcp,omitempty" wire:"experimental"`
-	Path                             *string            `json:"path,omitempty" wire:"experimental"`
+	Path                             *string            `json:"path,omitempty" wire:"experimental,emptydefault"`
 	Permissions                      *string            `json:"permissions,omitempty" wire:"experimental"`
 	RuntimeWorkspaceRoots            []AbsPath          `json:"runtimeWorkspaceRoots,omitempty" wire:"experimental"`
 }
@@ -446,7 +446,7 @@ type ThreadListParams struct {
 	AncestorThreadID       *string              `json:"ancestorThreadId,omitempty" wire:"experimental"`
 	AttachedToThreadID     *string              `json:"attachedToThreadId,omitempty" wire:"experimental"`
 	IncludeAttachedThreads bool                 `json:"includeAttachedThreads,omitempty" wire:"experimental"`
-	ProjectID              *string              `json:"projectId,omitempty" wire:"experimental"`
+	ProjectID              *string              `json:"projectId,omitempty" wire:"experimental,nullvalue"`
 }
 
 // ThreadSortKey orders thread/list.
