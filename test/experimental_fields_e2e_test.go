@@ -25,8 +25,9 @@ type experimentalField struct {
 	// set puts the value in the params (nil: at the top level).
 	set                   func(params map[string]any, value any)
 	defaults, nonDefaults []any
-	// unsupported: agentd does not have the method (docs/compatibility.md).
-	unsupported bool
+	// notServed: agentd decodes and gates the method's params, then
+	// answers -32601 (docs/compatibility.md).
+	notServed bool
 }
 
 // experimentalFields has every experimental field of a stable method's
@@ -58,7 +59,7 @@ func experimentalFields() map[string]experimentalField {
 		return experimentalField{base: map[string]any{"threadId": noThread}, defaults: []any{false}, nonDefaults: []any{true},
 			set: func(p map[string]any, v any) { p["deferOutput"] = map[string]any{name: v} }}
 	}
-	unsupported := func(f experimentalField) experimentalField { f.unsupported = true; return f }
+	notServed := func(f experimentalField) experimentalField { f.notServed = true; return f }
 	collaboration := map[string]any{"mode": "default", "settings": map[string]any{"model": "m", "reasoning_effort": nil, "developer_instructions": nil}}
 	tool := map[string]any{"type": "function", "name": "t", "description": "d", "inputSchema": map[string]any{"type": "object"}}
 	return map[string]experimentalField{
@@ -90,8 +91,8 @@ func experimentalFields() map[string]experimentalField {
 		"thread/fork.permissions":                      nullableString(resume),
 		"thread/fork.runtimeWorkspaceRoots":            nullable(resume, []any{}),
 
-		"thread/metadata/update.daybreakEnabled": unsupported(nullableBool(meta)),
-		"thread/metadata/update.projectId":       unsupported(nullableString(meta)),
+		"thread/metadata/update.daybreakEnabled": notServed(nullableBool(meta)),
+		"thread/metadata/update.projectId":       notServed(nullableString(meta)),
 
 		"thread/list.ancestorThreadId":       nullableString(list),
 		"thread/list.attachedToThreadId":     nullableString(list),
@@ -207,17 +208,13 @@ func TestExperimentalFieldsGatedByValue(t *testing.T) {
 			return c.Call(method, p)
 		}
 		show := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-		if f.unsupported {
-			for _, v := range append(slices.Clone(f.defaults), f.nonDefaults...) {
-				if m := call(v); m.Error == nil || !strings.HasPrefix(m.Error.Message, "Invalid request: unknown variant `"+method+"`") {
-					t.Errorf("%s = %s: %s, want the unknown-method error (not supported, docs/compatibility.md)", desc, show(v), m.Raw)
-				}
-			}
-			continue
-		}
 		for _, v := range f.defaults {
-			if m := call(v); m.Error != nil && (strings.HasSuffix(m.Error.Message, "requires experimentalApi capability") || strings.HasPrefix(m.Error.Message, "Invalid request: ")) {
+			m := call(v)
+			if m.Error != nil && (strings.HasSuffix(m.Error.Message, "requires experimentalApi capability") || strings.HasPrefix(m.Error.Message, "Invalid request: ")) {
 				t.Errorf("%s = %s (its default) was refused: %s", desc, show(v), m.Raw)
+			}
+			if f.notServed && (m.Error == nil || m.Error.Code != -32601) {
+				t.Errorf("%s = %s: %s, want -32601 (not served)", desc, show(v), m.Raw)
 			}
 		}
 		for _, v := range f.nonDefaults {

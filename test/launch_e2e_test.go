@@ -426,3 +426,20 @@ func TestCodexHomeIsTheHome(t *testing.T) {
 		t.Fatalf("with AGENTD_HOME too, codexHome %v, want %s", got["codexHome"], agentdHome)
 	}
 }
+
+// `--version` and `-V` print the version line, as `codex --version` does
+// (with agentd's line, the one `agentd version` prints); `e` is exec.
+func TestVersionFlagAndExecAlias(t *testing.T) {
+	home := t.TempDir()
+	_, want, _ := run(t, home, "version")
+	for _, flag := range []string{"--version", "-V"} {
+		code, stdout, stderr := run(t, home, flag)
+		if code != 0 || stdout != want || !strings.HasPrefix(stdout, "agentd ") {
+			t.Errorf("%s: exit %d, stdout %q (want %q), stderr %q", flag, code, stdout, want, stderr)
+		}
+	}
+	// `e` is exec, as in the reference.
+	if code, stdout, _ := run(t, home, "e", "--help"); code != 0 || !strings.Contains(stdout, "codex exec") {
+		t.Errorf("e --help: exit %d, %q", code, stdout)
+	}
+}
