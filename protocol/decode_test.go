@@ -148,6 +148,17 @@ func TestExperimentalUse(t *testing.T) {
 		{"thread/items/list", `{"threadId":"t","deferOutput":{"mcpToolCall":true}}`, "thread/items/list.deferOutput.mcpToolCall"},
 		{"thread/items/list", `{"threadId":"t","deferOutput":{}}`, ""},
 		{"command/exec", `{"command":["ls"],"permissionProfile":"p"}`, "command/exec.permissionProfile"},
+		// A nullable boolean's false is a choice (the reference's
+		// Some(false)); an empty path is none; thread/list's projectId
+		// null is a filter (threads in no project), not its default.
+		{"thread/start", `{"daybreakEnabled":false}`, "thread/start.daybreakEnabled"},
+		{"thread/start", `{"daybreakEnabled":null}`, ""},
+		{"thread/resume", `{"threadId":"t","path":""}`, ""},
+		{"thread/fork", `{"threadId":"t","path" : ""}`, ""},
+		{"thread/fork", `{"threadId":"t","path":"x"}`, "thread/fork.path"},
+		{"thread/start", `{"permissions":""}`, "thread/start.permissions"},
+		{"thread/list", `{"projectId":null}`, "thread/list.projectId"},
+		{"thread/list", `{"parentThreadId":null}`, ""},
 		{"thread/archive", `{"threadId":"t","experimentalRawEvents":true}`, ""},
 		{"thread/start", `{"experimentalRawEvents":`, ""},
 	}

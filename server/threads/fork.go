@@ -13,6 +13,7 @@ import (
 
 func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.ThreadForkParams) (*protocol.ThreadStartResponse, error) {
 	c := r.Conn()
+	sv.refreshConfig(ctx, c)
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
 		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 		scope: c.Scope(), method: r.Method()}

@@ -210,6 +210,8 @@ func (t *thread) observe(ev core.Event) {
 		t.meta.updatedAt = ev.Time
 		t.turnRunning = false
 		t.armUnloadLocked()
+	case core.RateLimits:
+		t.sv.rateLimits.record(m.Snapshot)
 	}
 }
 
