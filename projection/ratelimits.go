@@ -7,9 +7,9 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 )
 
-// rateLimits maps the rate limits a provider reported to the wire's
+// RateLimits maps the rate limits a provider reported to the wire's
 // snapshot: what it did not report is null.
-func rateLimits(s model.RateLimitSnapshot) protocol.RateLimitSnapshot {
+func RateLimits(s model.RateLimitSnapshot) protocol.RateLimitSnapshot {
 	out := protocol.RateLimitSnapshot{
 		LimitID:   strPtr(s.LimitID),
 		LimitName: strPtr(s.LimitName),

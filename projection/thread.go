@@ -443,7 +443,7 @@ func (p *Thread) Apply(ev core.Event) []Output {
 	case core.RateLimits:
 		// The account's state, sent to the thread's subscribers as the
 		// reference does.
-		return append(out, p.notify("account/rateLimits/updated", protocol.AccountRateLimitsUpdatedNotification{RateLimits: rateLimits(m.Snapshot)}))
+		return append(out, p.notify("account/rateLimits/updated", protocol.AccountRateLimitsUpdatedNotification{RateLimits: RateLimits(m.Snapshot)}))
 	case core.StreamError:
 		te := TurnError(core.TurnError{Message: m.Message, Kind: m.Kind, HTTPStatus: m.HTTPStatus, Details: m.Details})
 		return append(out, p.notify("error", protocol.ErrorNotification{Error: te, WillRetry: true, ThreadID: p.threadID, TurnID: turnID}))

@@ -151,11 +151,14 @@ type GetAccountRateLimitsParams struct {
 	SupportsLunaReserve       bool `json:"supportsLunaReserve,omitempty"`
 }
 
-// GetAccountRateLimitsResponse is the result of account/rateLimits/read,
-// which needs a ChatGPT sign-in: agentd always answers an error (see
-// docs/protocol.md), so only the required part is modelled.
+// GetAccountRateLimitsResponse is the result of account/rateLimits/read.
+// The reference reads it from ChatGPT's usage endpoint; agentd answers
+// with what the provider's rate-limit headers last said (see
+// docs/compatibility.md), so the backend-only fields are left out.
 type GetAccountRateLimitsResponse struct {
 	RateLimits RateLimitSnapshot `json:"rateLimits"`
+	// RateLimitsByLimitID has the last snapshot of each bucket.
+	RateLimitsByLimitID map[string]RateLimitSnapshot `json:"rateLimitsByLimitId,omitempty"`
 }
 
 // AuthMode is how the server authenticates upstream.

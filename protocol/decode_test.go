@@ -28,8 +28,11 @@ func TestDecodeParamsErrors(t *testing.T) {
 		{"thread/loaded/list", ``, ""},
 		{"thread/archive", ``, "Invalid request: missing field `params`"},
 		{"thread/archive", `null`, "Invalid request: missing field `params`"},
-		{"review/start", `{"threadId":"t","target":{"type":"uncommittedChanges"},"delivery":"detached"}`,
-			"Invalid request: unknown variant `detached`, expected `inline`"},
+		// "detached" is agentd's extension (the reference refuses it:
+		// "unknown variant `detached`, expected `inline`").
+		{"review/start", `{"threadId":"t","target":{"type":"uncommittedChanges"},"delivery":"detached"}`, ""},
+		{"review/start", `{"threadId":"t","target":{"type":"uncommittedChanges"},"delivery":"attached"}`,
+			"Invalid request: unknown variant `attached`, expected `inline` or `detached`"},
 		{"fs/readFile", `{"path": "relative.txt"}`, "Invalid request: AbsolutePathBuf deserialized without a base path"},
 		// serde's wording for the other cases.
 		{"thread/list", `{"sortDirection":"up"}`, "Invalid request: unknown variant `up`, expected `asc` or `desc`"},
@@ -145,6 +148,17 @@ func TestExperimentalUse(t *testing.T) {
 		{"thread/items/list", `{"threadId":"t","deferOutput":{"mcpToolCall":true}}`, "thread/items/list.deferOutput.mcpToolCall"},
 		{"thread/items/list", `{"threadId":"t","deferOutput":{}}`, ""},
 		{"command/exec", `{"command":["ls"],"permissionProfile":"p"}`, "command/exec.permissionProfile"},
+		// A nullable boolean's false is a choice (the reference's
+		// Some(false)); an empty path is none; thread/list's projectId
+		// null is a filter (threads in no project), not its default.
+		{"thread/start", `{"daybreakEnabled":false}`, "thread/start.daybreakEnabled"},
+		{"thread/start", `{"daybreakEnabled":null}`, ""},
+		{"thread/resume", `{"threadId":"t","path":""}`, ""},
+		{"thread/fork", `{"threadId":"t","path" : ""}`, ""},
+		{"thread/fork", `{"threadId":"t","path":"x"}`, "thread/fork.path"},
+		{"thread/start", `{"permissions":""}`, "thread/start.permissions"},
+		{"thread/list", `{"projectId":null}`, "thread/list.projectId"},
+		{"thread/list", `{"parentThreadId":null}`, ""},
 		{"thread/archive", `{"threadId":"t","experimentalRawEvents":true}`, ""},
 		{"thread/start", `{"experimentalRawEvents":`, ""},
 	}

@@ -10,7 +10,11 @@ import (
 // ExperimentalUse returns the descriptor of the first experimental field or
 // union variant set in raw params of m, in document order, or "" when none
 // is. A field that holds its default does not count, as in the reference:
-// null, or false for a boolean. Descriptors:
+// null (unless the field is tagged wire:"nullvalue"), false for a boolean
+// that cannot be null (a nullable one's false is a choice, as the
+// reference's Option<bool> is Some(false)), and "" for a field tagged
+// wire:"emptydefault". Everything else counts, empty arrays and objects
+// included (the reference's Some(vec![])). Descriptors:
 //
 //	"<method>.<field>"           a top-level field: "thread/start.experimentalRawEvents"
 //	"<method>.<field>.<field>"   a nested field: "thread/items/list.deferOutput.mcpToolCall"
@@ -128,7 +132,7 @@ func (d *scanner) expObject(s, common *Shape, skipKey, path string) (string, err
 		switch {
 		case !ok || string(k) == skipKey:
 			err = d.skip()
-		case (f.Experimental || f.Gated) && !d.atDefault(f.Shape):
+		case (f.Experimental || f.Gated) && !d.atDefault(f):
 			return path + "." + f.Name, nil
 		default:
 			var use string
@@ -151,17 +155,16 @@ func lowerFirst(s string) string {
 	return string(unicode.ToLower(r)) + strings.Clone(s[n:])
 }
 
-// atDefault reports whether the value ahead is the default of a field of
-// shape s: null, or false for a boolean. It does not move.
-func (d *scanner) atDefault(s *Shape) bool {
+// atDefault reports whether the value ahead is field f's default (see
+// ExperimentalUse). It does not move.
+func (d *scanner) atDefault(f *Field) bool {
 	switch d.peek() {
 	case 'n':
-		return true
+		return !f.NullValue
 	case 'f':
-		for s.Kind == KindPointer {
-			s = s.Elem
-		}
-		return s.Kind == KindBool
+		return f.Shape.Kind == KindBool
+	case '"':
+		return f.EmptyDefault && d.pos+1 < len(d.data) && d.data[d.pos+1] == '"'
 	}
 	return false
 }

@@ -17,6 +17,11 @@ import (
 //	wire:"gated"         needs capabilities.experimentalApi like experimental, but stays
 //	                     in the stable schema (the reference does this for
 //	                     askForApproval.granular).
+//	wire:"nullvalue"     on an experimental field: null is a value of its own (the
+//	                     reference's Option<Option<T>>: absent and null differ), so
+//	                     null needs capabilities.experimentalApi too.
+//	wire:"emptydefault"  on an experimental string field: "" is its default, as
+//	                     null is (the reference reads an empty path as none).
 //	wire:"optional"      makes a non-pointer field without omitempty optional.
 //	wire:"required"      makes a pointer field required (present, possibly null).
 //	variant:"name"       on a union's pointer field: a variant of a union tagged by "type".
@@ -83,6 +88,8 @@ type Field struct {
 	OmitEmpty    bool // omitted on output when empty
 	Experimental bool // wire:"experimental"
 	Gated        bool // wire:"gated"
+	NullValue    bool // wire:"nullvalue"
+	EmptyDefault bool // wire:"emptydefault"
 }
 
 // Variant is one variant of a union.
@@ -264,6 +271,8 @@ func buildFields(t reflect.Type, building map[reflect.Type]*Shape, skip func(ref
 			OmitEmpty:    tagSet(opts)["omitempty"] || tagSet(opts)["omitzero"],
 			Experimental: wire["experimental"],
 			Gated:        wire["gated"],
+			NullValue:    wire["nullvalue"],
+			EmptyDefault: wire["emptydefault"],
 		}
 		isPtr := sf.Type.Kind() == reflect.Pointer
 		f.Required = (!isPtr && !f.OmitEmpty && !wire["optional"]) || (isPtr && wire["required"])

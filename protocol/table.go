@@ -16,6 +16,7 @@ func init() {
 	req("thread/unsubscribe", ThreadIDParams{}, ThreadUnsubscribeResponse{})
 	req("thread/name/set", ThreadSetNameParams{}, Empty{})
 	req("thread/goal/get", ThreadIDParams{}, ThreadGoalGetResponse{})
+	req("thread/metadata/update", ThreadMetadataUpdateParams{}, ThreadMetadataUpdateResponse{})
 	req("thread/unarchive", ThreadIDParams{}, ThreadUnarchiveResponse{})
 	req("thread/compact/start", ThreadIDParams{}, Empty{})
 	req("thread/shellCommand", ThreadShellCommandParams{}, Empty{})

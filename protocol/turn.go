@@ -248,13 +248,20 @@ type ReviewStartParams struct {
 	Delivery *ReviewDelivery `json:"delivery,omitempty"`
 }
 
-// ReviewDelivery is where a review runs; only "inline" exists.
+// ReviewDelivery is where a review runs. The reference's 0.169 schema
+// has only "inline"; "detached" is agentd's extension (the delivery
+// earlier reference versions had).
 type ReviewDelivery string
 
-// ReviewInline runs the review in the thread itself.
-const ReviewInline ReviewDelivery = "inline"
+const (
+	// ReviewInline runs the review as a turn of the thread itself.
+	ReviewInline ReviewDelivery = "inline"
+	// ReviewDetached forks the thread and runs the review as a
+	// turn of the fork; the thread itself gets nothing.
+	ReviewDetached ReviewDelivery = "detached"
+)
 
-func (ReviewDelivery) wireValues() []string { return values(ReviewInline) }
+func (ReviewDelivery) wireValues() []string { return values(ReviewInline, ReviewDetached) }
 
 // ReviewTarget is what to review, tagged by "type".
 type ReviewTarget struct {

@@ -249,3 +249,37 @@ func TestRateLimitsAfterTokenUsage(t *testing.T) {
 		wantJSON(t, "account/rateLimits/updated", msgs[at].Params, w)
 	}
 }
+
+// account/rateLimits/read answers with what the provider's rate-limit
+// headers last said, where it sends them (an agentd extension: the
+// reference reads ChatGPT's usage endpoint); before any response carried
+// them it is the reference's error. A response without the headers
+// leaves the snapshot as it was; each bucket keeps its last snapshot in
+// rateLimitsByLimitId.
+func TestRateLimitsReadFollowsTheHeaders(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "ok"), mockmodel.Completed("resp_1", usage())).
+			WithHeader("x-codex-primary-used-percent", "12.5").
+			WithHeader("x-codex-primary-window-minutes", "300").
+			WithHeader("x-codex-primary-reset-at", "1704069000"),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "ok"), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.Text("msg_3", "ok"), mockmodel.Completed("resp_3", usage())).
+			WithHeader("x-codex-other-primary-used-percent", "70").
+			WithHeader("x-codex-other-limit-name", "other"),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	WantError(t, c.Call("account/rateLimits/read", nil), codeInvalidRequest, "codex account authentication required to read rate limits")
+	thread := startThread(t, c, nil)
+	codex := `{"limitId":"codex","limitName":null,"normalModelSlug":null,"primary":{"usedPercent":13,"windowDurationMins":300,"resetsAt":1704069000},"secondary":null,"credits":null,"individualLimit":null,"spendControlReached":null,"planType":null,"rateLimitReachedType":null}`
+	other := `{"limitId":"codex_other","limitName":"other","normalModelSlug":null,"primary":{"usedPercent":70,"windowDurationMins":null,"resetsAt":null},"secondary":null,"credits":null,"individualLimit":null,"spendControlReached":null,"planType":null,"rateLimitReachedType":null}`
+	runTurn(t, c, thread, "one")
+	wantJSON(t, "after headers", WantResult(t, c.Call("account/rateLimits/read", nil)), `{"rateLimits":`+codex+`,"rateLimitsByLimitId":{"codex":`+codex+`}}`)
+	runTurn(t, c, thread, "two")
+	wantJSON(t, "after a response without them", WantResult(t, c.Call("account/rateLimits/read", nil)), `{"rateLimits":`+codex+`,"rateLimitsByLimitId":{"codex":`+codex+`}}`)
+	runTurn(t, c, thread, "three")
+	wantJSON(t, "after another bucket's", WantResult(t, c.Call("account/rateLimits/read", nil)),
+		`{"rateLimits":`+other+`,"rateLimitsByLimitId":{"codex":`+codex+`,"codex_other":`+other+`}}`)
+}

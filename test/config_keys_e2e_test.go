@@ -212,3 +212,26 @@ func TestConfigReadOrigins(t *testing.T) {
 		t.Fatalf("layers %v", r["layers"])
 	}
 }
+
+// model_reasoning_effort and model_reasoning_summary from config.toml
+// reach the model request's reasoning, and thread/start reports the
+// effort.
+func TestReasoningConfigReachesTheRequest(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "ok"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `model_reasoning_effort = "high"
+model_reasoning_summary = "detailed"
+`)})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	res := unmarshal(t, WantResult(t, c.Call("thread/start", map[string]any{"cwd": t.TempDir()})))
+	if res["reasoningEffort"] != "high" {
+		t.Fatalf("thread/start's reasoningEffort %v", res["reasoningEffort"])
+	}
+	c.ReadUntil(isMethod("thread/started"))
+	runTurn(t, c, str(res, "thread", "id"), "think")
+	r := m.Requests()[0]
+	if effort, summary := path(r.JSON, "reasoning", "effort"), path(r.JSON, "reasoning", "summary"); effort != "high" || summary != "detailed" {
+		t.Fatalf("reasoning effort %v summary %v, want high and detailed", effort, summary)
+	}
+}

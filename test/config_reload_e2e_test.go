@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,5 +121,66 @@ func TestConfigWriteReloadsForNewThreads(t *testing.T) {
 	validResult(t, "config/read", c.Call("config/read", map[string]any{}), &r)
 	if r.Config["model"] != "model-c" {
 		t.Fatalf("config/read model %v, want model-c", r.Config["model"])
+	}
+}
+
+// An edit of config.toml reaches the next new thread with no SIGHUP and
+// no restart: thread/start reads the file again when it changed (the
+// startup --config overrides still apply on top), while a thread
+// already loaded keeps its snapshot. An edit that does not load leaves
+// the configuration in use: the client that starts a thread is told
+// with a configWarning, and the failure is logged naming the file.
+func TestConfigEditReachesNewThreadsWithoutARestart(t *testing.T) {
+	m := mockmodel.New(t)
+	for i := range 3 {
+		m.Enqueue(mockmodel.Reply(fmt.Sprintf("resp_%d", i), mockmodel.Text(fmt.Sprintf("msg_%d", i), "ok")))
+	}
+	d := Start(t, Options{ConfigTOML: reloadConfig(m, "model-a", "instructions A"), Config: []string{`model_reasoning_effort="low"`}})
+	file := filepath.Join(d.Home, "config.toml")
+	c := d.Stdio()
+	c.Initialize("edit", nil)
+	first, _ := threadModel(t, c)
+
+	if err := os.WriteFile(file, []byte(reloadConfig(m, "model-b", "instructions B")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second, model := threadModel(t, c)
+	if model != "model-b" {
+		t.Fatalf("a thread started after the edit runs %q, want model-b", model)
+	}
+	l := d.WaitLog(LogMsg("reloaded the configuration"))
+	if l.Str("trigger") != "config.toml changed" || l.Str("file") != file {
+		t.Fatalf("reload logged %s", l.Raw)
+	}
+	runTurn(t, c, second, "hello")
+	runTurn(t, c, first, "hello again")
+	reqs := m.Requests()
+	if dev := reqs[0].MessageTexts("developer"); !slices.Contains(dev, "instructions B") || reqs[0].Model() != "model-b" {
+		t.Fatalf("the new thread's request: model %q, developer messages %q", reqs[0].Model(), dev)
+	}
+	if effort := path(reqs[0].JSON, "reasoning", "effort"); effort != "low" {
+		t.Fatalf("the startup -c override was lost: effort %v", effort)
+	}
+	if dev := reqs[1].MessageTexts("developer"); !slices.Contains(dev, "instructions A") || slices.Contains(dev, "instructions B") || reqs[1].Model() != "model-a" {
+		t.Fatalf("the loaded thread's next turn: model %q, developer messages %q", reqs[1].Model(), dev)
+	}
+
+	if err := os.WriteFile(file, []byte("developer_instructions = [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := c.Request("thread/start", map[string]any{"cwd": t.TempDir()})
+	w := c.ReadUntil(isMethod("configWarning"))
+	if !strings.Contains(str(unmarshal(t, w.Params), "details"), file) {
+		t.Fatalf("configWarning %s does not name the file", w.Raw)
+	}
+	third := str(unmarshal(t, WantResult(t, c.Response(id))), "thread", "id")
+	l = d.WaitLog(LogMsg("could not reload the configuration"))
+	if l.Str("file") != file || l.Str("trigger") != "config.toml changed" {
+		t.Fatalf("failed reload logged %s", l.Raw)
+	}
+	c.ReadUntil(isMethod("thread/started"))
+	runTurn(t, c, third, "still B")
+	if dev := m.Requests()[2].MessageTexts("developer"); !slices.Contains(dev, "instructions B") {
+		t.Fatalf("after a broken edit the new thread's developer messages are %q, want instructions B kept", dev)
 	}
 }

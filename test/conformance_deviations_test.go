@@ -79,6 +79,13 @@ var deviations = []deviation{
 		apply:     insertBefore("notify item/started exitedReviewMode ", "notify account/rateLimits/updated params{rateLimits}"),
 	},
 	{
+		scenarios: []string{"review"},
+		what:      "review/start with delivery \"detached\" is served",
+		why:       "agentd's extension: a detached review runs on a fork of the thread (docs/protocol.md, Code review); 0.169 refuses the value. Served, the request goes on to its target, which this scenario's directory (no git repository) refuses",
+		apply: replaceLine("response review/start error -32600 \"Invalid request: unknown variant `detached`, expected `inline`\"",
+			"response review/start error -32600 \"not a git repository: <cwd>\""),
+	},
+	{
 		scenarios: []string{"plan-tool-turn"},
 		what:      "update_plan is offered by default",
 		why:       "the reference offers it only with [tools.update_plan] enabled = true, which its run set; agentd needs no setting",
@@ -137,6 +144,31 @@ func insertAfter(anchor, line string) func([]string) ([]string, bool) {
 		}
 		return insertAt(ref, i+1, line), true
 	}
+}
+
+// replaceLine replaces the first line starting with prefix by line.
+func replaceLine(prefix, line string) func([]string) ([]string, bool) {
+	return func(ref []string) ([]string, bool) {
+		i := indexPrefix(ref, 0, prefix)
+		if i < 0 {
+			return ref, false
+		}
+		out := slices.Clone(ref)
+		out[i] = line
+		return out, true
+	}
+}
+
+// withCwd writes <cwd> for dir in lines.
+func withCwd(lines []string, dir string) []string {
+	if dir == "" {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.ReplaceAll(l, dir, "<cwd>")
+	}
+	return out
 }
 
 // insertBefore inserts line before the first line starting with anchor.

@@ -90,7 +90,9 @@ var confScenarios = []confScenario{
 	{name: "failed-then-ok", model: confScript(mockmodel.Status(400, confBody400), confText("resp_2"))},
 	{name: "steer", file: "threadops.jsonl", untilNote: "shellCommand (no active turn)", model: confSteerModel, allowUnused: true},
 	// A custom review whose reviewer answers in plain text, then a
-	// detached review (refused); the thread's earlier turns are skipped.
+	// detached review (refused by the reference; agentd's is refused for
+	// its target, the thread's directory being no repository); the
+	// thread's earlier turns are skipped.
 	{name: "review", file: "threadops.jsonl", fromNote: "review", model: confScript(confText("resp_1"))},
 	{name: "dynamic-tool-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "lookup_ticket", `{"id":"ABC-123"}`)), confText("resp_2"))},
 	{name: "user-input-turn", model: confScript(confReply("resp_1", mockmodel.FunctionCall("call_1", "request_user_input",
@@ -219,7 +221,9 @@ func TestConformance(t *testing.T) {
 			if a, b := eventLines(refFloating), eventLines(gotFloating); !slices.Equal(a, b) {
 				t.Errorf("responses compared apart differ (- reference, + agentd):\n%s", lineDiff(a, b))
 			}
-			want, got := eventLines(refEvents), eventLines(gotEvents)
+			// Each run has a directory of its own: a message that names
+			// it is compared with <cwd> in its place.
+			want, got := withCwd(eventLines(refEvents), refCwd), withCwd(eventLines(gotEvents), cwd)
 			for _, dev := range scenarioDeviations(sc.name) {
 				if dev.apply == nil {
 					continue

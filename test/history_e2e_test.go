@@ -142,3 +142,67 @@ func TestForkHonoursPath(t *testing.T) {
 		t.Fatalf("fork by path: %v", res)
 	}
 }
+
+// A thread another program wrote into the home (the reference's record
+// layout) with a damaged line in the middle (a record cut short and a
+// line of binary bytes between its two turns): thread/list shows it,
+// thread/read has both turns, thread/resume loads it and the model gets
+// both turns' history; each skipped line is logged with its file and
+// line number.
+func TestForeignRolloutWithADamagedLineInTheMiddle(t *testing.T) {
+	const id = "01a1f000-0000-7000-8000-0000000000c7"
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "third answer"), mockmodel.Completed("resp_1", usage())))
+	home, cwd := shortTempDir(t), t.TempDir()
+	meta := fmt.Sprintf(`{"timestamp":"2026-12-01T10:00:00.000Z","type":"session_meta","payload":{"id":%q,"timestamp":"2026-12-01T10:00:00.000Z","cwd":%q,"originator":"codex_cli_rs","cli_version":"0.169.0","source":"cli","model_provider":"mock"}}`, id, cwd)
+	turn := func(n int, question, answer string) []string {
+		at := fmt.Sprintf("2026-12-01T10:0%d:00", n)
+		return []string{
+			fmt.Sprintf(`{"timestamp":"%s.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t-%d"}}`, at, n),
+			fmt.Sprintf(`{"timestamp":"%s.001Z","type":"turn_context","payload":{"turn_id":"t-%d","cwd":%q,"approval_policy":"never","sandbox_policy":{"type":"read-only"},"model":"mock-model","summary":"auto"}}`, at, n, cwd),
+			fmt.Sprintf(`{"timestamp":"%s.002Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, at, question),
+			fmt.Sprintf(`{"timestamp":"%s.003Z","type":"event_msg","payload":{"type":"user_message","message":%q,"images":[],"local_images":[],"text_elements":[]}}`, at, question),
+			fmt.Sprintf(`{"timestamp":"%s.004Z","type":"event_msg","payload":{"type":"agent_message","message":%q}}`, at, answer),
+			fmt.Sprintf(`{"timestamp":"%s.005Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":%q}]}}`, at, answer),
+			fmt.Sprintf(`{"timestamp":"%s.006Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t-%d","last_agent_message":%q}}`, at, n, answer),
+		}
+	}
+	lines := append([]string{meta}, turn(1, "first question", "first answer")...)
+	lines = append(lines, `{"timestamp":"2026-12-01T10:01:30.000Z","type":"event_msg","payload":{"type":"agent_mess`, "\x00\x01\xff not a record")
+	lines = append(lines, turn(2, "second question", "second answer")...)
+	dir := filepath.Join(home, "sessions", "2026", "12", "01")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "rollout-2026-12-01T10-00-00-"+id+".jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := Start(t, Options{Home: home, ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	list := unmarshal(t, WantResult(t, c.Call("thread/list", map[string]any{})))
+	if str(list, "data", 0, "id") != id || path(list, "data", 1) != nil {
+		t.Fatalf("thread/list %v", list)
+	}
+	read := unmarshal(t, WantResult(t, c.Call("thread/read", map[string]any{"threadId": id, "includeTurns": true})))
+	turns, _ := path(read, "thread", "turns").([]any)
+	if len(turns) != 2 || !strings.Contains(fmt.Sprint(turns[0]), "first answer") || !strings.Contains(fmt.Sprint(turns[1]), "second answer") {
+		t.Fatalf("thread/read turns %v", turns)
+	}
+	for _, n := range []int{9, 10} {
+		want := fmt.Sprintf("%s:%d: unreadable record skipped", file, n)
+		d.WaitLog(func(l LogLine) bool {
+			return l.Level == "warn" && l.Msg == "rollout" && strings.Contains(l.Str("warning"), want)
+		})
+	}
+	WantResult(t, c.Call("thread/resume", map[string]any{"threadId": id}))
+	runTurn(t, c, id, "third question")
+	req := m.Requests()[0]
+	if users := req.MessageTexts("user"); !slicesContains(users, "first question") || !slicesContains(users, "second question") || users[len(users)-1] != "third question" {
+		t.Fatalf("the model's history: users %q", users)
+	}
+	if as := req.MessageTexts("assistant"); !slicesContains(as, "first answer") || !slicesContains(as, "second answer") {
+		t.Fatalf("the model's history: assistants %q", as)
+	}
+}

@@ -24,8 +24,15 @@ import (
 // its stdout.
 func launch(t *testing.T, home string, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
 	t.Helper()
+	return launchEnv(t, []string{"AGENTD_HOME=" + home}, args...)
+}
+
+// launchEnv runs the binary with args and env added to the test's
+// filtered environment (no home variable but those in env).
+func launchEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
 	cmd := exec.Command(Binary(), args...)
-	cmd.Env = append(filteredEnv(), "AGENTD_HOME="+home)
+	cmd.Env = append(filteredEnv(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +61,12 @@ func launch(t *testing.T, home string, args ...string) (*exec.Cmd, io.WriteClose
 
 // The launch lines IDE extensions use for `codex app-server` start agentd,
 // which answers over stdio and exits at stdin's end; -c works after the
-// subcommand, --enable is -c features.<name>=true.
+// subcommand and before it, --enable is -c features.<name>=true.
 func TestIDELaunchLines(t *testing.T) {
 	for _, args := range [][]string{
 		{"app-server", "--analytics-default-enabled"},
 		{"app-server", "--stdio", "-c", `model="from-flag"`, "--enable", "unified_exec", "--disable", "web_search_request"},
+		{"-c", `model="from-flag"`, "app-server", "--analytics-default-enabled"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			home := t.TempDir()
@@ -231,6 +239,14 @@ func TestGenerateSchemaAndTypeScript(t *testing.T) {
 		!bytes.Contains(b, []byte(`import type { ThreadActiveFlag } from "./ThreadActiveFlag";`)) || !bytes.Contains(index, []byte(`export type { ThreadStatus } from "./ThreadStatus";`)) {
 		t.Fatalf("ThreadStatus.ts: %v\n%s", err, b)
 	}
+	compileTS(t, ts)
+}
+
+// compileTS compiles the declarations in dir with a TypeScript compiler
+// ($AGENTD_TSC, else tsc on PATH); without one, only that step is
+// skipped, with a message.
+func compileTS(t *testing.T, dir string) {
+	t.Helper()
 	tsc := os.Getenv("AGENTD_TSC")
 	if tsc == "" {
 		tsc, _ = exec.LookPath("tsc")
@@ -239,11 +255,39 @@ func TestGenerateSchemaAndTypeScript(t *testing.T) {
 		t.Log("no TypeScript compiler (set AGENTD_TSC or put tsc on PATH): the declarations are not compiled")
 		return
 	}
-	files, _ := filepath.Glob(filepath.Join(ts, "*.ts"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.ts"))
 	cmd := exec.Command(tsc, append([]string{"--noEmit", "--strict", "--isolatedModules"}, files...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc: %v\n%s", err, out)
 	}
+}
+
+// generate-ts --experimental adds the experimental methods' types and
+// the experimental fields of stable types, which the stable output
+// leaves out; both compile.
+func TestGenerateTypeScriptExperimental(t *testing.T) {
+	home, stable, exp := t.TempDir(), t.TempDir(), t.TempDir()
+	if code, _, stderr := run(t, home, "app-server", "generate-ts", "--out", stable); code != 0 {
+		t.Fatalf("generate-ts: %d %s", code, stderr)
+	}
+	if code, _, stderr := run(t, home, "app-server", "generate-ts", "--experimental", "--out", exp); code != 0 {
+		t.Fatalf("generate-ts --experimental: %d %s", code, stderr)
+	}
+	stableIndex, expIndex := readFile(t, filepath.Join(stable, "index.ts")), readFile(t, filepath.Join(exp, "index.ts"))
+	for _, name := range []string{"CollaborationModeListResponse", "DynamicToolSpec"} {
+		if _, err := os.Stat(filepath.Join(stable, name+".ts")); err == nil || strings.Contains(stableIndex, name) {
+			t.Errorf("the stable output has the experimental type %s", name)
+		}
+		if _, err := os.Stat(filepath.Join(exp, name+".ts")); err != nil || !strings.Contains(expIndex, `export type { `+name+` } from "./`+name+`";`) {
+			t.Errorf("the experimental output lacks %s: %v", name, err)
+		}
+	}
+	if strings.Contains(readFile(t, filepath.Join(stable, "ThreadStartParams.ts")), "experimentalRawEvents") ||
+		!strings.Contains(readFile(t, filepath.Join(exp, "ThreadStartParams.ts")), "experimentalRawEvents") {
+		t.Error("ThreadStartParams.experimentalRawEvents: want it in the experimental output only")
+	}
+	compileTS(t, stable)
+	compileTS(t, exp)
 }
 
 // stdioConn is a net.Conn over a child's stdin and stdout.
@@ -308,5 +352,94 @@ func TestRootIsWarnedAbout(t *testing.T) {
 	d := Start(t, Options{})
 	if !d.HasLog(func(l LogLine) bool { return l.Level == "warn" && strings.HasPrefix(l.Msg, "RUNNING AS ROOT") }) {
 		t.Fatalf("no warning:\n%s", d.Stderr())
+	}
+}
+
+// answerTo writes request id (method, params) to in and reads out up to
+// its answer's result, failing on an error.
+func answerTo(t *testing.T, in io.Writer, out *bufio.Reader, id int, method string, params any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Write(append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var m struct {
+			ID     *int           `json:"id"`
+			Method string         `json:"method"`
+			Result map[string]any `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if m.ID != nil && *m.ID == id && m.Method == "" {
+			if m.Result == nil {
+				t.Fatalf("%s failed: %s", method, line)
+			}
+			return m.Result
+		}
+	}
+}
+
+// With neither --home nor AGENTD_HOME, CODEX_HOME is the home, as the
+// reference has it: its config.toml, its AGENTS.md and its sessions
+// directory are the ones used. AGENTD_HOME comes before it.
+func TestCodexHomeIsTheHome(t *testing.T) {
+	codexHome, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \"from-codex-home\"\nmodel_provider = \"demo\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(codexHome, "AGENTS.md")
+	if err := os.WriteFile(doc, []byte("Codex home rule.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, in, out := launchEnv(t, []string{"CODEX_HOME=" + codexHome, "HOME=" + t.TempDir()}, "app-server")
+	if got := answerTo(t, in, out, 1, "initialize", map[string]any{"clientInfo": map[string]any{"name": "ide", "version": "1"}}); got["codexHome"] != codexHome {
+		t.Fatalf("codexHome %v, want %s", got["codexHome"], codexHome)
+	}
+	io.WriteString(in, `{"method":"initialized"}`+"\n")
+	if got := answerTo(t, in, out, 2, "config/read", map[string]any{}); path(got, "config", "model") != "from-codex-home" {
+		t.Fatalf("config/read model %v", path(got, "config", "model"))
+	}
+	res := answerTo(t, in, out, 3, "thread/start", map[string]any{"cwd": work, "config": map[string]any{"persist_on_start": true}})
+	if src, _ := res["instructionSources"].([]any); len(src) != 1 || src[0] != doc {
+		t.Fatalf("instructionSources %v, want [%s]", res["instructionSources"], doc)
+	}
+	if rollout := str(res, "thread", "path"); !strings.HasPrefix(rollout, filepath.Join(codexHome, "sessions")+"/") {
+		t.Fatalf("the thread was written to %q, not under %s/sessions", rollout, codexHome)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+
+	agentdHome := t.TempDir()
+	_, in, out = launchEnv(t, []string{"CODEX_HOME=" + codexHome, "AGENTD_HOME=" + agentdHome, "HOME=" + t.TempDir()}, "app-server")
+	if got := answerTo(t, in, out, 1, "initialize", map[string]any{"clientInfo": map[string]any{"name": "ide", "version": "1"}}); got["codexHome"] != agentdHome {
+		t.Fatalf("with AGENTD_HOME too, codexHome %v, want %s", got["codexHome"], agentdHome)
+	}
+}
+
+// `--version` and `-V` print the version line, as `codex --version` does
+// (with agentd's line, the one `agentd version` prints); `e` is exec.
+func TestVersionFlagAndExecAlias(t *testing.T) {
+	home := t.TempDir()
+	_, want, _ := run(t, home, "version")
+	for _, flag := range []string{"--version", "-V"} {
+		code, stdout, stderr := run(t, home, flag)
+		if code != 0 || stdout != want || !strings.HasPrefix(stdout, "agentd ") {
+			t.Errorf("%s: exit %d, stdout %q (want %q), stderr %q", flag, code, stdout, want, stderr)
+		}
+	}
+	// `e` is exec, as in the reference.
+	if code, stdout, _ := run(t, home, "e", "--help"); code != 0 || !strings.Contains(stdout, "codex exec") {
+		t.Errorf("e --help: exit %d, %q", code, stdout)
 	}
 }

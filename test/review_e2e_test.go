@@ -358,8 +358,6 @@ func TestReviewBadTargets(t *testing.T) {
 	for _, cs := range cases {
 		WantError(t, c.Call("review/start", map[string]any{"threadId": cs.thread, "target": cs.target}), codeInvalidRequest, cs.want)
 	}
-	WantError(t, c.Call("review/start", map[string]any{"threadId": inRepo, "target": map[string]any{"type": "uncommittedChanges"}, "delivery": "detached"}),
-		codeInvalidRequest, "Invalid request: unknown variant `detached`, expected `inline`")
 	if n := len(m.Requests()); n != 0 {
 		t.Fatalf("%d model requests for refused reviews", n)
 	}

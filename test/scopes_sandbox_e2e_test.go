@@ -287,3 +287,40 @@ func TestScopeOperateReviewOnAWiderThreadIsClamped(t *testing.T) {
 		t.Fatalf("after the operate review, the thread runs with %s", got)
 	}
 }
+
+// The same for an operate client's detached review: the fork it runs on
+// gets the configured settings, not the admin's wider ones (as an
+// operate thread/fork would), and the reviewer works within them; the
+// thread itself keeps what the admin gave it. The admin's own detached
+// review keeps the thread's settings.
+func TestScopeOperateDetachedReviewOfAWiderThreadIsClamped(t *testing.T) {
+	m := mockmodel.New(t)
+	for _, id := range []string{"resp_1", "resp_2"} {
+		m.Enqueue(mockmodel.Reply(id, mockmodel.Text("msg_"+id, "no findings"), mockmodel.Completed(id, usage())))
+	}
+	d := startScoped(t, mockConfig(m, ""), Options{})
+	admin := dialAs(t, d, adminToken, "admin")
+	id := startThread(t, admin, map[string]any{"cwd": t.TempDir(), "sandbox": "danger-full-access", "approvalPolicy": "never"})
+	settings := func(c *Client, thread string) string {
+		res := unmarshal(t, WantResult(t, c.Call("thread/resume", map[string]any{"threadId": thread, "excludeTurns": true})))
+		return str(res, "sandbox", "type") + " " + str(res, "approvalPolicy")
+	}
+	custom := map[string]any{"type": "custom", "instructions": "look"}
+
+	op := dialAs(t, d, operateToken, "operator")
+	fork, msgs, _ := detachedReview(t, op, id, custom)
+	if str(unmarshal(t, msgs[len(msgs)-1].Params), "turn", "status") != "completed" {
+		t.Fatalf("operate detached review: %v", methods(msgs))
+	}
+	if got := settings(admin, fork); got != "readOnly on-request" {
+		t.Fatalf("the operate client's review ran on a fork with %s", got)
+	}
+	if got := settings(admin, id); got != "dangerFullAccess never" {
+		t.Fatalf("after the operate detached review, the thread runs with %s", got)
+	}
+
+	fork, _, _ = detachedReview(t, admin, id, custom)
+	if got := settings(admin, fork); got != "dangerFullAccess never" {
+		t.Fatalf("the admin's review ran on a fork with %s", got)
+	}
+}

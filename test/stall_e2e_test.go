@@ -23,10 +23,13 @@ const stallRSSLimit = 40 << 20
 
 // interleavedMessages is a model reply of two assistant messages streamed
 // at once, their deltas alternating (as two parallel commands interleave
-// their output): the connection's queue cannot merge a delta into the
-// one before it, so only the thread and the core keep memory bounded. It
-// returns the reply's events before the items complete, the rest, and
-// each message's text.
+// their output). The connection's queue merges a delta into the last
+// queued delta of its own stream across the other stream's deltas, and the
+// core's event stream merges behind a stalled thread: either keeps memory
+// bounded here (with both disabled the daemon reached 73 MB), so this test
+// guards the pair; core/eventqueue_test.go and server/rpc's outbox tests
+// guard each one alone. It returns the reply's events before the items
+// complete, the rest, and each message's text.
 func interleavedMessages(n int) (streamed, rest []mockmodel.Events, texts [2]string) {
 	ids := [2]string{"msg_a", "msg_b"}
 	var b [2]strings.Builder

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
@@ -380,4 +381,163 @@ sandbox_mode = "danger-full-access"`)
 		!strings.HasPrefix(out["output"].(string), `{"output":"from-local\n"`) {
 		t.Fatalf("answer after the call: %v", out)
 	}
+}
+
+// turnAnswering runs a turn on thread id, answering every approval
+// request with decision, and returns the turn's messages and the
+// approval requests among them.
+func turnAnswering(t *testing.T, c *Client, id, decision string) (msgs, asked []Message) {
+	t.Helper()
+	c.Request("turn/start", map[string]any{"threadId": id, "input": textInput("go")})
+	for {
+		msg := c.Next()
+		msgs = append(msgs, msg)
+		if msg.IsServerRequest() {
+			asked = append(asked, msg)
+			c.Send(map[string]any{"id": json.RawMessage(msg.ID), "result": map[string]any{"decision": decision}})
+		}
+		if msg.Method == "turn/completed" {
+			return msgs, asked
+		}
+	}
+}
+
+// One approval per command: a command the user approved that the
+// Landlock sandbox then stops is run again outside it, where the policy
+// allows that (untrusted here), without a second prompt. Under "never"
+// the denied command is not retried.
+func TestApprovedCommandDeniedBySandboxIsAskedOnce(t *testing.T) {
+	if caps := policy.Detect(); caps.LandlockABI == 0 || !caps.Seccomp {
+		t.Skipf("the kernel offers no Landlock sandbox here (%s)", caps)
+	}
+	work, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "made")
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.ExecCommand("c_denied", "touch "+target), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.ExecCommand("c_never", "touch "+target+"-never"), mockmodel.Completed("resp_3", usage())),
+		mockmodel.Reply("resp_4", mockmodel.Text("msg_4", "done"), mockmodel.Completed("resp_4", usage())),
+	)
+	// /tmp is not writable in the sandbox: outside is denied, work (the
+	// cwd, a writable root) is not.
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "untrusted"
+sandbox_mode = "workspace-write"
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+exclude_tmpdir_env_var = true
+`)})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	msgs, asked := turnAnswering(t, c, id, "accept")
+	if len(asked) != 1 || asked[0].Method != "item/commandExecution/requestApproval" {
+		t.Fatalf("%d approval requests for one command, want 1: %v", len(asked), methods(msgs))
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Fatalf("the approved command did not run outside the sandbox: %v", err)
+	}
+	done := commandItem(t, msgs, "item/completed", "c_denied")
+	if done["status"] != "completed" || done["exitCode"] != 0.0 {
+		t.Fatalf("item/completed %v", done)
+	}
+	if out, _ := m.Requests()[1].ToolOutput("c_denied"); !strings.Contains(out, "Process exited with code 0\n") {
+		t.Fatalf("the model read %q", out)
+	}
+
+	// Under "never" (set on the turn) nothing asks and nothing retries.
+	c.Request("turn/start", map[string]any{"threadId": id, "input": textInput("again"), "approvalPolicy": "never"})
+	msgs = collectUntil(c, isMethod("turn/completed"))
+	for _, msg := range msgs {
+		if msg.IsServerRequest() {
+			t.Fatalf("asked under never: %s", msg.Raw)
+		}
+	}
+	if _, err := os.Stat(target + "-never"); err == nil {
+		t.Fatal("under never the denied command was retried outside the sandbox")
+	}
+	if done := commandItem(t, msgs, "item/completed", "c_never"); done["exitCode"] == 0.0 {
+		t.Fatalf("the denied command succeeded: %v", done)
+	}
+}
+
+// exec_command leaves a command running when it outlives its yield
+// time, and the model's write_stdin feeds it: the first output says the
+// session id, the second carries what the command printed after reading
+// its input and its exit; the item completes once, with that output.
+func TestExecCommandWriteStdinEndToEnd(t *testing.T) {
+	work := t.TempDir()
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.FunctionCall("c_exec", "exec_command", `{"cmd":"read line; echo got:$line","yield_time_ms":300}`),
+			mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.FunctionCall("c_stdin", "write_stdin", `{"session_id":1,"chars":"hello\n","yield_time_ms":5000}`),
+			mockmodel.Completed("resp_2", usage())),
+		mockmodel.Reply("resp_3", mockmodel.Text("msg_3", "done"), mockmodel.Completed("resp_3", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "never"
+sandbox_mode = "danger-full-access"`)})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	msgs := runTurn(t, c, id, "talk to it")
+	reqs := m.Requests()
+	if first, _ := reqs[1].ToolOutput("c_exec"); !strings.Contains(first, "Process running with session ID 1") {
+		t.Fatalf("exec_command's output %q", first)
+	}
+	second, _ := reqs[2].ToolOutput("c_stdin")
+	if !strings.Contains(second, "got:hello") || !strings.Contains(second, "Process exited with code 0") {
+		t.Fatalf("write_stdin's output %q", second)
+	}
+	var completed []map[string]any
+	for _, msg := range msgs {
+		if msg.Method == "item/completed" && str(unmarshal(t, msg.Params), "item", "type") == "commandExecution" {
+			completed = append(completed, unmarshal(t, msg.Params)["item"].(map[string]any))
+		}
+	}
+	if len(completed) != 1 || completed[0]["id"] != "c_exec" || completed[0]["status"] != "completed" ||
+		!strings.Contains(completed[0]["aggregatedOutput"].(string), "got:hello") {
+		t.Fatalf("completed command items %v", completed)
+	}
+}
+
+// shell_command runs in its workdir (relative to the thread's cwd, or
+// absolute), which the item shows as its cwd.
+func TestShellCommandWorkdir(t *testing.T) {
+	work := t.TempDir()
+	sub, abs := filepath.Join(work, "sub"), t.TempDir()
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1",
+			mockmodel.FunctionCall("c_rel", "shell_command", `{"command":"pwd","workdir":"sub"}`),
+			mockmodel.FunctionCall("c_abs", "shell_command", jsonArgs(map[string]any{"command": "pwd", "workdir": abs})),
+			mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "never"
+sandbox_mode = "danger-full-access"`)})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	msgs := runTurn(t, c, id, "where")
+	for call, dir := range map[string]string{"c_rel": sub, "c_abs": abs} {
+		if got := commandItem(t, msgs, "item/started", call)["cwd"]; got != dir {
+			t.Fatalf("%s ran in %v, want %s", call, got, dir)
+		}
+		if out, _ := m.Requests()[1].ToolOutput(call); !strings.HasSuffix(out, "Output:\n"+dir+"\n") {
+			t.Fatalf("%s: the model read %q", call, out)
+		}
+	}
+}
+
+// jsonArgs are a tool call's arguments as JSON text.
+func jsonArgs(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -2,6 +2,8 @@ package test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"os"
@@ -73,6 +75,24 @@ func TestWebSocketCapabilityToken(t *testing.T) {
 	}) {
 		t.Fatalf("refusals are not logged:\n%s", d.Stderr())
 	}
+}
+
+// --ws-token-sha256 gives the capability token by its SHA-256 (hex),
+// so the token itself is on no command line: a client with the token
+// connects and is served, one with another token is refused.
+func TestWebSocketTokenSHA256(t *testing.T) {
+	const token = "sha256-e2e-token-value"
+	sum := sha256.Sum256([]byte(token))
+	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, Args: []string{"--ws-auth", "capability-token", "--ws-token-sha256", hex.EncodeToString(sum[:])}})
+	if code, body := upgradeStatus(t, d, "Bearer other-token"); code != http.StatusUnauthorized || body != "invalid websocket bearer token" {
+		t.Fatalf("a wrong token: %d %q", code, body)
+	}
+	if code, body := upgradeStatus(t, d, "Bearer "+hex.EncodeToString(sum[:])); code != http.StatusUnauthorized || body != "invalid websocket bearer token" {
+		t.Fatalf("the digest given as the token: %d %q", code, body)
+	}
+	c := d.DialWS(WSOptions{Header: http.Header{"Authorization": {"Bearer " + token}}})
+	c.Initialize("authed", nil)
+	WantResult(t, c.Call("config/read", map[string]any{}))
 }
 
 // --ws-auth signed-bearer-token: an HS256 JWT signed with the shared

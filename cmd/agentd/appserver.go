@@ -68,7 +68,8 @@ func newAppServerCmd(g *globalFlags, name string) *cobra.Command {
   off              no transport of its own (an error unless another is given)
 SIGTERM or SIGINT shuts down gracefully; a second signal exits at once.
 SIGHUP reloads config.toml for new threads, and the TLS certificate for new
-connections (a file that fails to load leaves what is in use).`,
+connections (a file that fails to load leaves what is in use); an edit of
+config.toml also reaches the next new thread with no signal.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.wsAuth.MaxClockSkewSecondsOK = cmd.Flags().Changed("ws-max-clock-skew-seconds")

@@ -56,8 +56,9 @@ const originatorEnv = "CODEX_INTERNAL_ORIGINATOR_OVERRIDE"
 func newExecCmd(g *globalFlags) *cobra.Command {
 	f := &execFlags{}
 	cmd := &cobra.Command{
-		Use:   "exec [PROMPT|-]",
-		Short: "Run the agent non-interactively (codex exec)",
+		Use:     "exec [PROMPT|-]",
+		Aliases: []string{"e"}, // as codex exec
+		Short:   "Run the agent non-interactively (codex exec)",
 		Long: `Run one turn without a user: the prompt is the argument, or standard input when
 it is absent or "-" (with both, standard input is added to the prompt in a
 <stdin> block). Progress goes to stderr and the final message to stdout;

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentd-dev/agentd/server"
 	"github.com/agentd-dev/agentd/server/config"
 )
 
@@ -45,6 +46,12 @@ stdio, WebSocket and Unix sockets, so Codex clients can use it unchanged.`,
 	pf.BoolVar(&g.strict, "strict-config", false, "fail when config.toml has a key agentd does not know, naming it")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.logFormat, "log-format", "console", "log format on stderr: console or json")
+
+	// --version and -V, as the reference's `codex --version`; the text is
+	// agentd's version line.
+	root.Version = server.Version
+	root.SetVersionTemplate(versionLine())
+	root.Flags().BoolP("version", "V", false, "print agentd's version")
 
 	root.AddCommand(newAppServerCmd(g, "serve"), newAppServerCmd(g, "app-server"), newExecCmd(g), newSchemaCmd(), newVersionCmd())
 	return root

@@ -14,7 +14,12 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print agentd's version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, args []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "agentd %s (%s, %s/%s)\n", server.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprint(cmd.OutOrStdout(), versionLine())
 		},
 	}
+}
+
+// versionLine is what `agentd version` and `agentd --version` print.
+func versionLine() string {
+	return fmt.Sprintf("agentd %s (%s, %s/%s)\n", server.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

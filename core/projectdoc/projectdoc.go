@@ -22,7 +22,9 @@ const (
 )
 
 // DefaultMaxBytes is project_doc_max_bytes's default: the budget of the
-// project's files together (the home's file is not counted).
+// project's files together. The home's file is not counted in it (as in
+// the reference, which sends the home's file and the project's budget in
+// full); it has a cap of its own, the same number of bytes.
 const DefaultMaxBytes = 32 << 10
 
 // DefaultRootMarkers is project_root_markers's default.
@@ -35,6 +37,8 @@ type Options struct {
 	Home string
 	// MaxBytes caps the project's files together; each is cut to what is
 	// left of it, and files past it are dropped. 0 leaves them all out.
+	// The home's file is cut to MaxBytes on its own (to DefaultMaxBytes
+	// when MaxBytes is 0: the home's file is still read then).
 	MaxBytes int
 	// RootMarkers are the names whose presence makes a directory the
 	// project root (the nearest ancestor of the working directory that
@@ -64,9 +68,15 @@ func (d Doc) Empty() bool { return d.Home == "" && d.Project == "" }
 func Load(cwd string, o Options) Doc {
 	var d Doc
 	if o.Home != "" {
+		// The reference reads the home's file whole, however large; a
+		// daemon that sends it with every request caps it.
+		limit := o.MaxBytes
+		if limit <= 0 {
+			limit = DefaultMaxBytes
+		}
 		for _, name := range []string{OverrideName, DefaultName} {
 			path := filepath.Join(o.Home, name)
-			text, _, ok := d.read(path, -1)
+			text, _, ok := d.read(path, limit)
 			if !ok {
 				continue
 			}

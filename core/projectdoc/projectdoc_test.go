@@ -58,7 +58,7 @@ func TestLayering(t *testing.T) {
 func TestBudget(t *testing.T) {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
-	write(t, filepath.Join(home, "AGENTS.md"), strings.Repeat("h", 100))
+	write(t, filepath.Join(home, "AGENTS.md"), strings.Repeat("h", 15))
 	proj := filepath.Join(tmp, "proj")
 	os.MkdirAll(filepath.Join(proj, ".git"), 0o755)
 	root := write(t, filepath.Join(proj, "AGENTS.md"), "0123456789")
@@ -76,8 +76,31 @@ func TestBudget(t *testing.T) {
 		t.Errorf("warnings %v", d.Warnings)
 	}
 	d = Load(cwd, Options{Home: home, MaxBytes: 0, RootMarkers: DefaultRootMarkers})
-	if d.Project != "" || d.Home != strings.Repeat("h", 100) || len(d.Sources) != 1 {
+	if d.Project != "" || d.Home != strings.Repeat("h", 15) || len(d.Sources) != 1 {
 		t.Errorf("budget 0: %+v", d)
+	}
+}
+
+// The home's file is cut to project_doc_max_bytes on its own, with a
+// warning naming it, and leaves the project's budget whole; with the
+// budget 0 (no project files) it is still read, cut to the default.
+func TestHomeFileIsCapped(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	homeFile := write(t, filepath.Join(home, "AGENTS.md"), strings.Repeat("h", 100))
+	proj := filepath.Join(tmp, "proj")
+	write(t, filepath.Join(proj, "AGENTS.md"), strings.Repeat("p", 15))
+	d := Load(proj, Options{Home: home, MaxBytes: 15, RootMarkers: DefaultRootMarkers})
+	if d.Home != strings.Repeat("h", 15) || d.Project != strings.Repeat("p", 15) || len(d.Sources) != 2 {
+		t.Errorf("home %q project %q sources %v", d.Home, d.Project, d.Sources)
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], homeFile) || !strings.Contains(d.Warnings[0], "only the first 15") {
+		t.Errorf("warnings %v", d.Warnings)
+	}
+	write(t, homeFile, strings.Repeat("h", DefaultMaxBytes+10))
+	d = Load(proj, Options{Home: home, MaxBytes: 0, RootMarkers: DefaultRootMarkers})
+	if len(d.Home) != DefaultMaxBytes || d.Project != "" || len(d.Warnings) != 1 {
+		t.Errorf("budget 0: home of %d bytes, project %q, warnings %v", len(d.Home), d.Project, d.Warnings)
 	}
 }
 

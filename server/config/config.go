@@ -66,6 +66,9 @@ type Config struct {
 	Home string
 	// Path is the config file that was read, or would have been.
 	Path string
+	// version is the version of Path that was read (Live.Current
+	// compares the file with it).
+	version fileVersion
 
 	// Model is the model name (model).
 	Model string

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,11 @@ type Live struct {
 	mu sync.Mutex
 	// onReload are called, in order, after each successful reload.
 	onReload []func(*Config)
+	// seen is the version of config.toml last loaded or tried, and
+	// seenErr why it could not be used (nil when it is the one in use).
+	// Guarded by mu.
+	seen    fileVersion
+	seenErr error
 }
 
 // OnReload registers fn, called with the new configuration after each
@@ -37,7 +43,7 @@ func (l *Live) OnReload(fn func(*Config)) {
 // NewLive holds cfg, loaded by Load(opts); Reload loads again with the
 // same options (home, --config overrides, --enable/--disable, strict).
 func NewLive(cfg *Config, opts Options) *Live {
-	l := &Live{opts: &opts}
+	l := &Live{opts: &opts, seen: cfg.version}
 	l.cur.Store(cfg)
 	return l
 }
@@ -73,8 +79,33 @@ func (l *Live) Reload(log *zap.Logger, why string) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.reloadLocked(log, why)
+}
+
+// Current returns the configuration a new thread starts with: the one in
+// use, loaded again first (as Reload does) when config.toml changed on
+// disk since it was last loaded or tried, so that an edit needs no
+// SIGHUP. A check costs a stat (and, within racyWindow of the file's
+// last change, a read). When the file's present version cannot be used,
+// the configuration in use is returned with that version's error, each
+// time until the file changes again (the failure is logged once).
+func (l *Live) Current(log *zap.Logger) (*Config, error) {
+	if l.opts == nil {
+		return l.Get(), nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen.changed(filepath.Join(l.opts.Home, FileName)) {
+		_ = l.reloadLocked(log, "config.toml changed")
+	}
+	return l.Get(), l.seenErr
+}
+
+// reloadLocked is Reload; l.mu is held.
+func (l *Live) reloadLocked(log *zap.Logger, why string) error {
 	old := l.Get()
-	next, err := Load(*l.opts)
+	next, version, err := load(*l.opts)
+	l.seen, l.seenErr = version, err
 	if err != nil {
 		log.Error("could not reload the configuration; keeping the one in use",
 			zap.String("file", old.Path), zap.String("trigger", why), zap.Error(err))

@@ -108,3 +108,74 @@ func TestLiveGetDuringReloads(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// Current loads config.toml again when it changed on disk, with the
+// first load's overrides, and otherwise returns the configuration in use
+// without loading. A rewrite of the same size right after a load (within
+// one tick of the file system's clock, so with the same stamp) is seen
+// too. A version that does not load leaves the configuration in use and
+// its error is returned at each call, logged once, until the file
+// changes again.
+func TestLiveCurrentFollowsTheFile(t *testing.T) {
+	home := writeConfig(t, "model = \"aa\"\nmodel_provider = \"demo\"\n")
+	opts := Options{Home: home, Overrides: []string{"model_reasoning_effort=\"high\""}, Getenv: env()}
+	cfg, err := Load(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := NewLive(cfg, opts)
+	log, logs := reloadLog()
+	if got, err := live.Current(log); got != cfg || err != nil || logs.Len() != 0 {
+		t.Fatalf("an unchanged file was loaded again: %v %v", err, logs.All())
+	}
+	file := filepath.Join(home, FileName)
+	// Same size, written in place: only the bytes tell.
+	if err := os.WriteFile(file, []byte("model = \"bb\"\nmodel_provider = \"demo\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := live.Current(log)
+	if err != nil || got.Model != "bb" || got.ReasoningEffort != "high" || live.Get() != got {
+		t.Fatalf("after an edit: %v model %q effort %q", err, got.Model, got.ReasoningEffort)
+	}
+	if e := logs.FilterMessageSnippet("reloaded the configuration").All(); len(e) != 1 || e[0].ContextMap()["trigger"] != "config.toml changed" {
+		t.Fatalf("reload logs %v", logs.All())
+	}
+	if again, _ := live.Current(log); again != got {
+		t.Fatal("the same version was loaded twice")
+	}
+
+	if err := os.WriteFile(file, []byte("model = [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		kept, err := live.Current(log)
+		if kept != got || err == nil || !strings.Contains(err.Error(), file) {
+			t.Fatalf("a broken file: %v, kept %v", err, kept == got)
+		}
+	}
+	if n := logs.FilterMessageSnippet("could not reload").Len(); n != 1 {
+		t.Fatalf("the broken version was logged %d times", n)
+	}
+
+	if err := os.WriteFile(file, []byte("model = \"cc\"\nmodel_provider = \"demo\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fixed, err := live.Current(log); err != nil || fixed.Model != "cc" {
+		t.Fatalf("after the fix: %v %q", err, fixed.Model)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := live.Current(log); err != nil || gone.Model != DefaultModel {
+		t.Fatalf("after removal: %v %q", err, gone.Model)
+	}
+}
+
+// A fixed configuration is never loaded again.
+func TestFixedCurrent(t *testing.T) {
+	cfg := Default(t.TempDir())
+	log, _ := reloadLog()
+	if got, err := Fixed(cfg).Current(log); got != cfg || err != nil {
+		t.Fatal("a fixed configuration changed")
+	}
+}

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -75,18 +74,34 @@ type Options struct {
 // per source (or, with Strict, an *UnknownFieldError); a malformed file, a
 // value of the wrong type or an invalid value is an error naming the key.
 func Load(opts Options) (*Config, error) {
+	cfg, _, err := load(opts)
+	return cfg, err
+}
+
+// load is Load, which also says which version of the file it read (even
+// when that version could not be used).
+func load(opts Options) (*Config, fileVersion, error) {
+	path := filepath.Join(opts.Home, FileName)
+	data, version, err := readVersioned(path)
+	if err != nil {
+		return nil, version, fmt.Errorf("reading %s: %w", path, err)
+	}
+	cfg, err := loadData(opts, path, data)
+	if err != nil {
+		return nil, version, err
+	}
+	cfg.version = version
+	return cfg, version, nil
+}
+
+// loadData is Load of data, config.toml's bytes (nil: no file).
+func loadData(opts Options, path string, data []byte) (*Config, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	path := filepath.Join(opts.Home, FileName)
 	doc := map[string]any{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	default:
+	if data != nil {
 		if err := toml.Unmarshal(data, &doc); err != nil {
 			return nil, describeTOMLError(path, err)
 		}

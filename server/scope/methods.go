@@ -31,6 +31,7 @@ var methods = map[string]Scope{
 	"thread/archive":          Operate,
 	"thread/unarchive":        Operate,
 	"thread/name/set":         Operate,
+	"thread/metadata/update":  Operate,
 	"thread/compact/start":    Operate,
 	"thread/revert":           Operate,
 	"thread/inject_items":     Operate,

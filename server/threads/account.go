@@ -61,6 +61,7 @@ func (sv *service) accountLoginStart(_ context.Context, r *rpc.Request, p *proto
 		return nil, fmt.Errorf("cannot store the API key: %w", err)
 	}
 	r.Logger().Info("signed in with an API key", zap.String("file", sv.auth.Path()))
+	sv.rateLimits.reset() // another account's limits, maybe
 	mode := protocol.AuthModeAPIKey
 	r.ThenBroadcast("account/login/completed", protocol.AccountLoginCompletedNotification{Success: true})
 	r.ThenBroadcast("account/updated", protocol.AccountUpdatedNotification{AuthMode: &mode})
@@ -84,13 +85,19 @@ func (sv *service) accountLogout(_ context.Context, r *rpc.Request, _ *protocol.
 		return nil, fmt.Errorf("cannot remove the stored API key: %w", err)
 	}
 	r.Logger().Info("signed out", zap.String("file", sv.auth.Path()))
+	sv.rateLimits.reset()
 	r.ThenBroadcast("account/updated", protocol.AccountUpdatedNotification{})
 	return &protocol.Empty{}, nil
 }
 
-// accountRateLimitsRead: the usage endpoint needs a ChatGPT sign-in,
-// which agentd does not have; the errors are the reference's.
+// accountRateLimitsRead answers with what the provider's rate-limit
+// headers last said (as account/rateLimits/updated did). Before any
+// response carried them, the errors are the reference's (its usage
+// endpoint needs a ChatGPT sign-in, which agentd does not have).
 func (sv *service) accountRateLimitsRead(context.Context, *rpc.Request, *protocol.GetAccountRateLimitsParams) (*protocol.GetAccountRateLimitsResponse, error) {
+	if seen := sv.rateLimits.read(); seen != nil {
+		return seen, nil
+	}
 	if sv.auth.APIKey() != "" {
 		return nil, protocol.InvalidRequest("chatgpt authentication required to read rate limits")
 	}

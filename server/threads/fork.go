@@ -13,6 +13,7 @@ import (
 
 func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.ThreadForkParams) (*protocol.ThreadStartResponse, error) {
 	c := r.Conn()
+	sv.refreshConfig(ctx, c)
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
 		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 		scope: c.Scope(), method: r.Method()}
@@ -32,9 +33,8 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 		}
 		opts.SourceID, opts.SourcePath = meta.ID, *p.Path
 	}
-	src := sv.threads.get(opts.SourceID)
-	if src != nil && (src.rec == nil || !src.rec.Materialized()) {
-		return nil, protocol.InvalidRequest("thread %s has no turns to fork", protocol.Cut(opts.SourceID))
+	if err := forkable(sv.threads.get(opts.SourceID)); err != nil {
+		return nil, err
 	}
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
@@ -42,49 +42,13 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	if p.LastTurnID != nil {
 		opts.LastTurnID = *p.LastTurnID
 	}
-	rt, err := sv.store.Fork(ctx, opts)
-	if err != nil {
-		if errors.Is(err, rollout.ErrTurnNotFound) {
-			return nil, protocol.InvalidRequest("turn not found: %s", protocol.Cut(opts.LastTurnID))
-		}
-		if errors.Is(err, rollout.ErrMetaTooLarge) {
-			return nil, metaErr(r.Method(), err)
-		}
-		if opts.SourcePath != "" {
-			return nil, pathErr(err)
-		}
-		return nil, storeErr(opts.SourceID, err)
-	}
-	id := rt.Meta.ID
-	st, err := sv.apply(sv.storedSettings(ctx, rt), ov)
-	if err != nil {
-		sv.store.Delete(id)
-		return nil, err
-	}
-	full, err := sv.store.Read(ctx, id, rollout.ReadOptions{})
-	if err != nil {
-		return nil, storeErr(id, err)
-	}
-	meta := metaOf(full)
-	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
-	var rec *rollout.Recorder
-	if p.Ephemeral {
-		// An ephemeral fork keeps the copied history in memory only.
-		if err := sv.store.Delete(id); err != nil {
-			return nil, err
-		}
-		meta.ephemeral, meta.path = true, ""
-	} else if rec, err = sv.store.Reopen(id); err != nil {
-		return nil, storeErr(id, err)
-	}
-	status := protocol.StatusIdle()
-	if full.LastTurnFailed {
-		status = protocol.StatusSystemError()
-	}
-	t, err := sv.load(loadSpec{log: r.Logger(), id: id, settings: st, rec: rec, meta: meta, history: full.History, status: status})
+	f, err := sv.fork(ctx, r, opts, p.Ephemeral, func(rt *rollout.Thread) (threadSettings, error) {
+		return sv.apply(sv.storedSettings(ctx, rt), ov)
+	})
 	if err != nil {
 		return nil, err
 	}
+	t, id := f.t, f.t.id
 	if !p.ExcludeTurns {
 		c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
 	}
@@ -93,11 +57,84 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	wire := t.wire(false)
 	started := wire
 	if !p.ExcludeTurns {
-		wire.Turns = wireTurns(full.Turns, protocol.ItemsFull)
+		wire.Turns = wireTurns(f.rt.Turns, protocol.ItemsFull)
 	}
-	if u := full.TokenUsage; u != nil {
+	if u := f.rt.TokenUsage; u != nil {
 		r.Then("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: id, TurnID: u.TurnID, TokenUsage: projection.TokenUsage(u.Info)})
 	}
 	r.Then("thread/started", protocol.ThreadStartedNotification{Thread: started})
-	return sv.startResponse(t, wire, st), nil
+	return sv.startResponse(t, wire, f.st), nil
+}
+
+// forkable refuses to fork a loaded thread that has no rollout to copy:
+// an ephemeral one, or one whose first turn has not started (nil: a
+// thread that is not loaded, which the store looks for).
+func forkable(src *thread) error {
+	switch {
+	case src == nil:
+		return nil
+	case src.rec == nil:
+		return protocol.InvalidRequest("thread %s is ephemeral: it has no rollout to fork", src.id)
+	case !src.rec.Materialized():
+		return protocol.InvalidRequest("thread %s has no turns to fork", src.id)
+	}
+	return nil
+}
+
+// forked is a loaded fork: the thread, its record as copied and its
+// settings.
+type forked struct {
+	t  *thread
+	rt *rollout.Thread
+	st threadSettings
+}
+
+// fork copies a stored thread (thread/fork, a detached review) and loads
+// the copy with the settings that settings derives from the copy's
+// record; a refusal there deletes the copy. An ephemeral fork keeps the
+// copied history in memory only. r's client is not subscribed.
+func (sv *service) fork(ctx context.Context, r *rpc.Request, opts rollout.ForkOptions, ephemeral bool, settings func(*rollout.Thread) (threadSettings, error)) (forked, error) {
+	rt, err := sv.store.Fork(ctx, opts)
+	if err != nil {
+		if errors.Is(err, rollout.ErrTurnNotFound) {
+			return forked{}, protocol.InvalidRequest("turn not found: %s", protocol.Cut(opts.LastTurnID))
+		}
+		if errors.Is(err, rollout.ErrMetaTooLarge) {
+			return forked{}, metaErr(r.Method(), err)
+		}
+		if opts.SourcePath != "" {
+			return forked{}, pathErr(err)
+		}
+		return forked{}, storeErr(opts.SourceID, err)
+	}
+	id := rt.Meta.ID
+	st, err := settings(rt)
+	if err != nil {
+		sv.store.Delete(id)
+		return forked{}, err
+	}
+	full, err := sv.store.Read(ctx, id, rollout.ReadOptions{})
+	if err != nil {
+		return forked{}, storeErr(id, err)
+	}
+	meta := metaOf(full)
+	meta.cwd, meta.model, meta.effort, meta.provider = st.cwd, st.model, st.effort, st.provider.ID
+	var rec *rollout.Recorder
+	if ephemeral {
+		if err := sv.store.Delete(id); err != nil {
+			return forked{}, err
+		}
+		meta.ephemeral, meta.path = true, ""
+	} else if rec, err = sv.store.Reopen(id); err != nil {
+		return forked{}, storeErr(id, err)
+	}
+	status := protocol.StatusIdle()
+	if full.LastTurnFailed {
+		status = protocol.StatusSystemError()
+	}
+	t, err := sv.load(loadSpec{log: r.Logger(), id: id, settings: st, rec: rec, meta: meta, history: full.History, status: status})
+	if err != nil {
+		return forked{}, err
+	}
+	return forked{t: t, rt: full, st: st}, nil
 }

@@ -132,6 +132,7 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 	if t := sv.threads.get(id); t != nil {
 		return t, nil
 	}
+	sv.refreshConfig(ctx, c)
 	t, _, _, err := sv.loadStored(ctx, id, overrides{scope: c.Scope()})
 	if err != nil {
 		// A file that cannot be read says why (-32603); any other refusal

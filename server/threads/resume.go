@@ -29,6 +29,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
+	sv.refreshConfig(ctx, c)
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
 		scope: c.Scope(), method: r.Method()}

@@ -12,24 +12,39 @@ import (
 	"github.com/agentd-dev/agentd/server/rpc"
 )
 
-// reviewStart runs a code review as a turn of the thread (the only
-// delivery the protocol has: inline). The target is checked and its diff
-// computed with git in the thread's working directory before the turn
-// starts, so that a bad target (no repository, an unknown branch or
-// commit) is this request's error.
+// reviewStart runs a code review: as a turn of the thread (inline, the
+// default), or as a turn of a fork of it (detached,
+// reviewDetached). The target is checked and its diff computed with git
+// in the thread's working directory before anything starts, so that a
+// bad target (no repository, an unknown branch or commit) is this
+// request's error and leaves nothing behind.
 func (sv *service) reviewStart(ctx context.Context, r *rpc.Request, p *protocol.ReviewStartParams) (*protocol.ReviewStartResponse, error) {
 	c := r.Conn()
 	target := reviewTarget(p.Target)
 	if err := target.Validate(); err != nil {
 		return nil, protocol.InvalidRequest("%s", err.Error())
 	}
+	detached := p.Delivery != nil && *p.Delivery == protocol.ReviewDetached
+	if detached {
+		// A thread that does not exist is refused as thread/fork
+		// refuses it.
+		if err := sv.forkSourceExists(p.ThreadID); err != nil {
+			return nil, err
+		}
+	}
 	t, err := sv.loadedThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
+	if detached && t.rec == nil {
+		return nil, forkable(t)
+	}
 	req, err := review.Resolve(ctx, t.sess.TurnContext().Cwd, target)
 	if err != nil {
 		return nil, protocol.InvalidRequest("%s", err.Error())
+	}
+	if detached {
+		return sv.reviewDetached(ctx, r, t, req)
 	}
 	op := core.OpReview{Request: req, Model: t.cfg.ReviewModel}
 	// As for turn/start: below admin, the review runs within the

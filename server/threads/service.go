@@ -57,6 +57,8 @@ type service struct {
 	storage *storageWarnings
 	// mcp runs the daemon's MCP servers (mcp.go).
 	mcp *mcp.Manager
+	// rateLimits is what the provider's rate-limit headers last said.
+	rateLimits rateLimitState
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex

@@ -38,6 +38,23 @@ type threadSettings struct {
 	projectDefaults bool
 }
 
+// refreshConfig reads config.toml again when it changed on disk since it
+// was loaded (config.Live.Current), so that a new thread (started, or a
+// stored one loaded) takes the file as it is now, with no SIGHUP; the
+// handlers of those methods call it first. When the file's present
+// version cannot be used, the configuration in use stays, and c is told
+// so with a configWarning (the failure is logged once, when it is first
+// seen).
+func (sv *service) refreshConfig(ctx context.Context, c *rpc.Conn) {
+	if _, err := sv.live.Current(rpc.Logger(ctx, sv.log)); err != nil {
+		details := err.Error()
+		c.Notify("configWarning", protocol.ConfigWarningNotification{
+			Summary: "config.toml was changed but cannot be loaded; new threads keep the configuration in use until it is fixed",
+			Details: &details,
+		})
+	}
+}
+
 // defaultSettings are the settings of the configuration in use now, in
 // the daemon's cwd: a new thread's, before the client's overrides. ctx is
 // the handler's, whose request what it logs names.

@@ -25,6 +25,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
+	sv.refreshConfig(ctx, c)
 	st := sv.defaultSettings(ctx)
 	st.projectDefaults = true
 	st, err := sv.apply(st, overrides{

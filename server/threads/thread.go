@@ -164,9 +164,11 @@ func (t *thread) pump() {
 		for len(t.outq) >= maxQueued {
 			t.room.Wait()
 		}
-		t.observe(ev)
-		t.noticeTurn(ev)
-		t.report(ev)
+		if !streamDelta(ev) {
+			t.observe(ev)
+			t.noticeTurn(ev)
+			t.report(ev)
+		}
 		t.queueLocked(t.proj.Apply(ev)...)
 		t.mu.Unlock()
 	}
@@ -175,6 +177,18 @@ func (t *thread) pump() {
 	t.pumpEnded = true
 	t.mu.Unlock()
 	t.wakeDeliverer()
+}
+
+// streamDelta reports whether ev is streamed text or output. A delta
+// changes no metadata, notice or metric: the pump gives it to the
+// projection alone.
+func streamDelta(ev core.Event) bool {
+	switch ev.Msg.(type) {
+	case core.AgentMessageDelta, core.PlanDelta, core.ReasoningSummaryDelta,
+		core.ReasoningRawDelta, core.ExecCommandOutputDelta:
+		return true
+	}
+	return false
 }
 
 // observe updates the thread's metadata from an event.
@@ -196,6 +210,8 @@ func (t *thread) observe(ev core.Event) {
 		t.meta.updatedAt = ev.Time
 		t.turnRunning = false
 		t.armUnloadLocked()
+	case core.RateLimits:
+		t.sv.rateLimits.record(m.Snapshot)
 	}
 }
 

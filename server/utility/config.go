@@ -122,9 +122,11 @@ func (u *utility) runningConfig() map[string]any {
 // config.toml as a layer, both with the file's current version (which
 // config writes check). A write changes the file, and so the origins and
 // layers, and then reloads the running configuration (as SIGHUP does);
-// a hand edit of the file shows in the origins and layers at once, and
-// in the running configuration after a SIGHUP.
+// a hand edit of the file is loaded first (config.Live.Current, as for a
+// new thread), so it shows at once there too, unless it cannot be loaded
+// (the layer then says why, and the configuration in use is shown).
 func (u *utility) configRead(_ context.Context, r *rpc.Request, p *protocol.ConfigReadParams) (*protocol.ConfigReadResponse, error) {
+	_, _ = u.live.Current(r.Logger())
 	resp := protocol.ConfigReadResponse{Config: u.runningConfig(), Origins: map[string]protocol.ConfigLayerMetadata{}}
 	name := u.userLayerSource()
 	_, doc, err := u.readUserLayer()
