@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,9 @@ type target struct {
 	root string
 	// mockURL is the mock model's base URL.
 	mockURL string
+	// heapDir, when set, receives heap profiles (saveHeap): agentd runs
+	// with --debug-pprof on a metrics address of its own.
+	heapDir string
 }
 
 // daemon is one running server process.
@@ -36,6 +41,8 @@ type daemon struct {
 	cwd     string // the threads' working directory
 	url     string // ws://127.0.0.1:PORT
 	logPath string
+	// metrics is the daemon's --metrics-listen address, when it has one.
+	metrics string
 	started time.Time
 	exited  chan struct{}
 	waitErr error
@@ -84,6 +91,15 @@ func (t *target) start(home string) (*daemon, error) {
 	} else {
 		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn"}
 	}
+	var metrics string
+	if t.heapDir != "" && !t.ref {
+		mport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		metrics = fmt.Sprintf("127.0.0.1:%d", mport)
+		args = append(args, "--metrics-listen", metrics, "--debug-pprof")
+	}
 	cmd := exec.Command(t.bin, args...)
 	cmd.Dir = filepath.Join(home, "workspace")
 	cmd.Env = append(cleanEnv(), "CODEX_HOME="+home)
@@ -96,7 +112,7 @@ func (t *target) start(home string) (*daemon, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The daemon dies with the harness, whatever happens to the harness.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	d := &daemon{t: t, cmd: cmd, home: home, cwd: cmd.Dir, url: url, logPath: logPath, exited: make(chan struct{})}
+	d := &daemon{t: t, cmd: cmd, home: home, cwd: cmd.Dir, url: url, logPath: logPath, metrics: metrics, exited: make(chan struct{})}
 	d.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %v", t.bin, err)
@@ -157,6 +173,51 @@ func (d *daemon) dialReady(ctx context.Context, name string, opts clientOpts) (*
 		}
 		return c, time.Since(d.started), nil
 	}
+}
+
+// saveHeap writes the daemon's heap profile (after a collection) to
+// <heapDir>/<name>.pb.gz, its text form with the runtime's MemStats (stack
+// and heap sizes) to <name>.txt, and the goroutines to
+// <name>-goroutines.txt, when the harness was asked for profiles; read the
+// first with `go tool pprof -sample_index=inuse_space bin/agentd FILE`.
+func (d *daemon) saveHeap(ctx context.Context, name string) error {
+	if d.metrics == "" {
+		return nil
+	}
+	for _, p := range []struct{ query, file string }{
+		{"heap?gc=1", name + ".pb.gz"},
+		{"heap?debug=1", name + ".txt"},
+		{"goroutine?debug=1", name + "-goroutines.txt"},
+	} {
+		if err := d.savePprof(ctx, p.query, filepath.Join(d.t.heapDir, p.file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *daemon) savePprof(ctx context.Context, query, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.metrics+"/debug/pprof/"+query, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile %s: %v", query, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", query, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (d *daemon) exitError() error {

@@ -434,12 +434,18 @@ func (r *run) longTurn() {
 		if err != nil {
 			return err
 		}
+		if err := d.saveHeap(ctx, "long-middle"); err != nil {
+			return err
+		}
 		if err := completedOn(ctx, d, []*client{c0}, []int64{1}); err != nil {
 			return err
 		}
 		wall := time.Since(start)
 		rssEnd, err := d.rss()
 		if err != nil {
+			return err
+		}
+		if err := d.saveHeap(ctx, "long-end"); err != nil {
 			return err
 		}
 		peak, err := d.peakRSS()
@@ -486,6 +492,9 @@ func (r *run) loadedThreads() {
 		}
 		rss1, err := d.settledRSS()
 		if err != nil {
+			return err
+		}
+		if err := d.saveHeap(ctx, "loaded"); err != nil {
 			return err
 		}
 		for _, th := range threads {
