@@ -161,7 +161,7 @@ type queued struct {
 type Session struct {
 	cfg    Config
 	log    *zap.Logger
-	subs   chan queued
+	subs   *submissionQueue
 	events *EventStream
 	status *statusCell
 	hist   history
@@ -233,7 +233,7 @@ func NewSession(cfg Config) (*Session, error) {
 	s := &Session{
 		cfg:       cfg,
 		log:       cfg.Log.With(zap.String("thread", cfg.ThreadID)),
-		subs:      make(chan queued, SubmissionQueueCapacity),
+		subs:      newSubmissionQueue(),
 		events:    newEventStream(),
 		status:    newStatusCell(),
 		turnEnded: make(chan *turn, 1),
@@ -313,13 +313,13 @@ func (s *Session) SubmitTraced(ctx context.Context, op Op, trace *TraceContext) 
 		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
 	default:
 	}
-	select {
-	case s.subs <- q:
+	switch err := s.subs.put(ctx, q, s.loopDone); {
+	case err == nil:
 		return q.sub.ID, q.reply, nil
-	case <-s.loopDone:
+	case errors.Is(err, errDone):
 		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
-	case <-ctx.Done():
-		return "", nil, ctx.Err()
+	default:
+		return "", nil, err
 	}
 }
 
@@ -400,18 +400,21 @@ func (s *Session) loop() {
 	defer func() {
 		// Submissions queued behind the shutdown are answered too.
 		for {
-			select {
-			case q := <-s.subs:
-				q.reply <- Reply{Err: &RejectError{Reason: RejectShutdown, Message: "session is shut down"}}
-			default:
-				close(s.loopDone)
-				return
+			q, ok := s.subs.take()
+			if !ok {
+				break
 			}
+			q.reply <- Reply{Err: &RejectError{Reason: RejectShutdown, Message: "session is shut down"}}
 		}
+		close(s.loopDone)
 	}()
 	for {
 		select {
-		case q := <-s.subs:
+		case <-s.subs.ready:
+			q, ok := s.subs.take()
+			if !ok {
+				continue
+			}
 			if stop := s.handle(q); stop {
 				return
 			}
