@@ -119,7 +119,7 @@ func bareThread(t *testing.T, subs ...*rpc.Conn) (*thread, *projection.Pending) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sess.Shutdown(context.Background()) })
-	th := &thread{id: "th", sess: sess, log: zap.NewNop(), wake: make(chan struct{}, 1),
+	th := &thread{id: "th", sess: sess, log: zap.NewNop(),
 		proj: projection.NewThread("th", protocol.StatusIdle()), subs: subs,
 		hooks: map[*rpc.Conn]func(){}, subGen: map[*rpc.Conn]uint64{},
 		turnRunning: true} // as the projected turn: no unload timer

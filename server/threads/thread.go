@@ -23,6 +23,10 @@ import (
 // blocks the core and coalesces deltas while it is behind.
 const maxQueued = 1024
 
+// idleQueueCap is the largest output queue a thread keeps for reuse once
+// delivered.
+const idleQueueCap = 16
+
 // thread is a loaded thread: a core session, its rollout, its projection
 // and its subscribers.
 //
@@ -32,6 +36,13 @@ const maxQueued = 1024
 //   - the deliverer takes what is queued and sends it to the subscribers,
 //     outside mu. It is the only goroutine that sends a thread's outputs,
 //     and the only one that may wait for a client.
+//
+// Neither waits while there is nothing to do: the session's event stream
+// starts the pump when an event comes (core.EventStream.Drive) and the
+// pump returns once it has read everything; queueing starts the deliverer
+// (wakeDelivererLocked) and the deliverer returns once outq is empty. At
+// most one of each runs at a time. An idle loaded thread therefore holds
+// no goroutine of its own (issue 17: memory per loaded thread).
 //
 // Handlers never deliver: they queue (a replay of pending requests to a
 // new subscriber, a notification) and wake the deliverer. A handler that
@@ -55,10 +66,10 @@ type thread struct {
 	// instructionSources are the AGENTS.md files the thread was given.
 	instructionSources []string
 
-	// wake has a token when outq has outputs or the thread is ending.
-	wake chan struct{}
-	// pumpDone and deliverDone are closed when each goroutine has ended;
-	// stopped when shutdown has finished (the rollout closed).
+	// pumpDone and deliverDone are closed when the pump has read the
+	// session's last event and when the deliverer has delivered what
+	// followed it; stopped when shutdown has finished (the rollout
+	// closed).
 	pumpDone, deliverDone, stopped chan struct{}
 
 	// mu guards everything below.
@@ -87,6 +98,8 @@ type thread struct {
 	subSeq uint64
 	// outq holds outputs waiting for delivery, in order.
 	outq []delivery
+	// delivering: a deliverer goroutine runs (wakeDelivererLocked).
+	delivering bool
 	// unloadTimer fires when the thread has had no activity for the
 	// unload delay.
 	unloadTimer *time.Timer
@@ -133,7 +146,6 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		rec:         ls.rec,
 		log:         sv.log.With(zap.String("thread", ls.id)),
 		rawEvents:   ls.rawEvents,
-		wake:        make(chan struct{}, 1),
 		pumpDone:    make(chan struct{}),
 		deliverDone: make(chan struct{}),
 		stopped:     make(chan struct{}),
@@ -146,19 +158,21 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 	t.mu.Lock()
 	t.armUnloadLocked()
 	t.mu.Unlock()
-	go t.pump()
-	go t.deliverLoop()
+	sess.Events().Drive(func() { go t.pump() })
 	return t
 }
 
-// pump projects the session's events and queues the outputs; once the
-// session has ended, it queues what shutdown asked to send last.
+// pump projects the session's events and queues the outputs until none
+// is waiting; once the session has ended, it queues what shutdown asked
+// to send last.
 func (t *thread) pump() {
-	defer close(t.pumpDone)
 	for {
-		ev, err := t.sess.Events().Next(context.Background())
+		ev, ok, err := t.sess.Events().TryNext()
 		if err != nil {
 			break
+		}
+		if !ok {
+			return // started again by the next event
 		}
 		t.mu.Lock()
 		for len(t.outq) >= maxQueued {
@@ -173,8 +187,9 @@ func (t *thread) pump() {
 	t.mu.Lock()
 	t.queueLocked(t.last...)
 	t.pumpEnded = true
+	t.wakeDelivererLocked()
 	t.mu.Unlock()
-	t.wakeDeliverer()
+	close(t.pumpDone)
 }
 
 // observe updates the thread's metadata from an event.
@@ -214,28 +229,32 @@ func (t *thread) queueLocked(outs ...projection.Output) {
 	for _, o := range outs {
 		t.outq = append(t.outq, delivery{out: o, subs: t.subs})
 	}
-	t.wakeDeliverer()
+	t.wakeDelivererLocked()
 }
 
-func (t *thread) wakeDeliverer() {
-	select {
-	case t.wake <- struct{}{}:
-	default:
+// wakeDelivererLocked starts the deliverer if it is not running and
+// there is something for it to do: outputs queued, or the end of the
+// session's events to conclude. t.mu must be held.
+func (t *thread) wakeDelivererLocked() {
+	if t.delivering || (len(t.outq) == 0 && !t.pumpEnded) {
+		return
 	}
+	t.delivering = true
+	go t.deliverLoop()
 }
 
-// deliverLoop delivers the queued outputs in order until the session has
-// ended and everything is delivered; then it withdraws the server
-// requests still out and the thread's close hooks.
+// deliverLoop delivers the queued outputs in order until none is left,
+// and returns (started again by the next output). Once the session has
+// ended and everything is delivered, it withdraws the server requests
+// still out and the thread's close hooks, and closes deliverDone.
 func (t *thread) deliverLoop() {
-	defer close(t.deliverDone)
 	var spare []delivery
 	for {
 		t.mu.Lock()
-		for len(t.outq) == 0 && !t.pumpEnded {
+		if len(t.outq) == 0 && !t.pumpEnded {
+			t.delivering = false
 			t.mu.Unlock()
-			<-t.wake
-			t.mu.Lock()
+			return
 		}
 		if len(t.outq) == 0 {
 			// Requests still routed (none after a turn ended normally)
@@ -252,6 +271,7 @@ func (t *thread) deliverLoop() {
 			for _, remove := range hooks {
 				remove()
 			}
+			close(t.deliverDone)
 			return
 		}
 		batch := t.outq
@@ -262,7 +282,11 @@ func (t *thread) deliverLoop() {
 			t.deliver(d)
 		}
 		clear(batch)
-		spare = batch
+		// A burst's array is given back (an idle thread holds none).
+		spare = nil
+		if cap(batch) <= idleQueueCap {
+			spare = batch
+		}
 	}
 }
 
@@ -337,7 +361,7 @@ func (t *thread) replayLocked(c *rpc.Conn) {
 	for _, r := range t.proj.PendingRequests() {
 		t.outq = append(t.outq, delivery{out: projection.Output{Request: r}, subs: t.subs, only: c})
 	}
-	t.wakeDeliverer()
+	t.wakeDelivererLocked()
 }
 
 // subscribeTentatively subscribes c for a request that may still fail;
