@@ -10,19 +10,26 @@ import (
 var errDone = errors.New("core: session stopped")
 
 // submissionQueue is a session's inbound river: submissions in order, at
-// most SubmissionQueueCapacity of them, with one reader (the loop). Its
-// array grows with what is queued and is given back when it empties, so
-// that an idle session holds none (a channel of that capacity would hold
-// 24 KB per session whether used or not).
+// most SubmissionQueueCapacity of them, with one reader (the loop), which
+// it starts when a submission comes and none runs (the reader stops with
+// park). Its array grows with what is queued and is given back when it
+// empties, so that an idle session holds none (a channel of that capacity
+// would hold 24 KB per session whether used or not).
 type submissionQueue struct {
-	// ready has one token when submissions are waiting.
+	// ready has one token when submissions were queued while the reader
+	// ran.
 	ready chan struct{}
+	// start starts the reader; set before the first put.
+	start func()
 
 	// mu guards the fields that follow.
 	mu sync.Mutex
 	q  []queued
 	// room, when a submitter waits for room, is closed by the next take.
 	room chan struct{}
+	// running: the reader runs (from the put that started it to the park
+	// that stopped it).
+	running bool
 }
 
 func newSubmissionQueue() *submissionQueue {
@@ -36,8 +43,14 @@ func (sq *submissionQueue) put(ctx context.Context, q queued, done <-chan struct
 		sq.mu.Lock()
 		if len(sq.q) < SubmissionQueueCapacity {
 			sq.q = append(sq.q, q)
+			start := !sq.running && sq.start != nil
+			sq.running = true
 			sq.mu.Unlock()
-			sq.signal()
+			if start {
+				sq.start()
+			} else {
+				sq.signal()
+			}
 			return nil
 		}
 		if sq.room == nil {
@@ -75,6 +88,18 @@ func (sq *submissionQueue) take() (queued, bool) {
 		sq.room = nil
 	}
 	return q, true
+}
+
+// park stops the reader unless submissions are waiting: it reports
+// whether the reader must return (the next put starts one again).
+func (sq *submissionQueue) park() bool {
+	sq.mu.Lock()
+	defer sq.mu.Unlock()
+	if len(sq.q) > 0 {
+		return false
+	}
+	sq.running = false
+	return true
 }
 
 // len returns how many submissions are waiting.

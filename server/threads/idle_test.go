@@ -12,11 +12,13 @@ import (
 )
 
 // idleLoops are the functions of the goroutines a loaded thread runs only
-// while it has work: the pump, the deliverer and the rollout's writer.
+// while it has work: the pump, the deliverer, the rollout's writer and
+// the session's loop.
 var idleLoops = []string{
 	"threads.(*thread).pump(",
 	"threads.(*thread).deliverLoop(",
 	"rollout.(*writer).run(",
+	"core.(*Session).loop(",
 }
 
 // threadLoops returns which of idleLoops some goroutine runs now.
@@ -55,8 +57,8 @@ func notifications(c *rpctest.Client) []string {
 	}
 }
 
-// A loaded thread that is idle holds no goroutine for its events or its
-// rollout, and stays loaded; a resume is given its turns, and its next
+// A loaded thread that is idle holds no goroutine of its own, and stays
+// loaded; a resume is given its turns, and its next
 // turn starts them again: the model gets the whole history, and the
 // second subscriber every notification the first one gets.
 func TestIdleLoadedThreadHoldsNoGoroutine(t *testing.T) {

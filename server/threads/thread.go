@@ -144,7 +144,7 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		id:          ls.id,
 		sess:        sess,
 		rec:         ls.rec,
-		log:         sv.log.With(zap.String("thread", ls.id)),
+		log:         sv.log.WithLazy(zap.String("thread", ls.id)), // its fields encoded only when it logs
 		rawEvents:   ls.rawEvents,
 		pumpDone:    make(chan struct{}),
 		deliverDone: make(chan struct{}),
