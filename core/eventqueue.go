@@ -24,9 +24,6 @@ const maxMergedDelta = 1 << 20
 // it continues (a few streams may interleave: parallel commands).
 const mergeReach = 64
 
-// idleStreamCap is the largest array the stream keeps once drained.
-const idleStreamCap = 16
-
 // EventStream is the outbound river of a session: a FIFO of events with a
 // single reader. Put never blocks and never drops, so the core is never
 // held up by a slow reader. It stays bounded by what matters: while the
@@ -249,8 +246,9 @@ func (q *EventStream) close() {
 	q.signal()
 }
 
-// Next returns the next event, waiting for one until ctx is done. It is
-// for a stream that is not driven (Drive).
+// Next returns the next event, waiting for one until ctx is done. On a
+// driven stream (Drive), the active reader may call it to wait rather
+// than end its turn (it stays the active reader).
 func (q *EventStream) Next(ctx context.Context) (Event, error) {
 	for {
 		q.mu.Lock()
@@ -270,13 +268,15 @@ func (q *EventStream) Next(ctx context.Context) (Event, error) {
 // TryNext returns the next event without waiting: ok is false when none
 // is waiting, and err is ErrStreamClosed once the last event of a closed
 // stream was read. For a driven stream (Drive), a false ok ends the
-// reader's turn: the next event starts a reader again.
+// reader's turn: the next event starts a reader again, and the stream
+// gives back its array meanwhile.
 func (q *EventStream) TryNext() (ev Event, ok bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ev, ok, err = q.nextLocked()
 	if !ok && err == nil {
 		q.reading = false
+		q.buf = nil // the reader goes: the array is given back until the next burst
 	}
 	return ev, ok, err
 }
@@ -296,13 +296,7 @@ func (q *EventStream) nextLocked() (Event, bool, error) {
 	q.buf[q.head] = queuedEvent{}
 	q.head++
 	if q.head == len(q.buf) {
-		// Drained: a small array is reused, a burst's is given back (an
-		// idle session holds none).
-		if cap(q.buf) > idleStreamCap {
-			q.buf = nil
-		} else {
-			q.buf = q.buf[:0]
-		}
+		q.buf = q.buf[:0]
 		q.head = 0
 	} else if q.head > 1024 && q.head*2 > len(q.buf) {
 		n := copy(q.buf, q.buf[q.head:])

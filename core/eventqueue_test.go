@@ -189,13 +189,13 @@ func TestEventStreamDrivenReader(t *testing.T) {
 	if starts != 1 {
 		t.Fatalf("%d readers started", starts)
 	}
-	for i := range 3 * idleStreamCap {
+	for i := range 48 {
 		q.put(Event{Seq: uint64(3 + i), Msg: Warning{Message: "burst"}})
 	}
 	if starts != 2 {
 		t.Fatalf("an event after the reader's turn ended started %d readers in all, want 2", starts)
 	}
-	for i := range 3 * idleStreamCap {
+	for i := range 48 {
 		next(uint64(3 + i))
 	}
 	empty()

@@ -29,7 +29,8 @@ const DefaultQueueSize = 256
 // RecordEvent return once the record is queued and block only while the
 // queue is full. The writer runs only while there is work: it is started
 // by the first command queued after it stopped, and stops once the queue
-// is empty and everything is written (it stays while writes fail, to
+// is empty and everything is written, unless a turn is under way (it
+// waits for the turn's next records then) or writes fail (it stays to
 // retry them). An idle thread's recorder therefore holds no goroutine and
 // no queue, only its state (a few hundred bytes, and the open file).
 // Close is idempotent; records sent after it are dropped.

@@ -77,7 +77,10 @@ type writer struct {
 	// tail is checked for a torn line before the first append.
 	existing bool
 	// syncDue is set when buf holds a turn end: the next write is fsynced.
-	syncDue    bool
+	syncDue bool
+	// inTurn: a turn started and has not ended; the writer then waits for
+	// the turn's next records instead of stopping.
+	inTurn     bool
 	dirSynced  bool
 	failing    bool
 	size       int64
@@ -108,7 +111,8 @@ const (
 )
 
 // run is the writer goroutine: it handles the queued commands until the
-// queue is empty and everything is written, then stops (Recorder.park).
+// queue is empty and everything is written, then stops (Recorder.park),
+// unless a turn is under way: it then waits for the turn's next records.
 // While writes fail it stays, and a timer retries them even if nothing
 // else comes, so that a freed disk is noticed (and said) without waiting
 // for the next turn's end.
@@ -137,11 +141,13 @@ func (w *writer) run() {
 				retry.Stop()
 				armed = false
 			}
-			w.release()
-			if w.r.park() {
-				return
+			if !w.inTurn {
+				w.release()
+				if w.r.park() {
+					return
+				}
+				continue
 			}
-			continue
 		case !armed:
 			if retry == nil {
 				retry = time.NewTimer(backoff)
@@ -151,9 +157,13 @@ func (w *writer) run() {
 			armed = true
 			backoff = min(2*backoff, retryMax)
 		}
+		var retryC <-chan time.Time
+		if armed {
+			retryC = retry.C
+		}
 		select {
 		case <-w.r.wake:
-		case <-retry.C:
+		case <-retryC:
 			armed = false
 			w.flushIdle()
 		}
@@ -235,8 +245,10 @@ func (w *writer) event(c command) {
 	switch m := ev.Msg.(type) {
 	case core.TurnStarted:
 		w.materialize = true
+		w.inTurn = true
 	case core.TurnComplete, core.TurnAborted:
 		w.syncDue = true
+		w.inTurn = false
 	case core.ItemStarted:
 		if _, ok := m.Item.(core.UserMessageItem); ok {
 			w.materialize = true

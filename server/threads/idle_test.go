@@ -68,6 +68,9 @@ func TestIdleLoadedThreadHoldsNoGoroutine(t *testing.T) {
 	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("first question")})
 	a.ReadUntil(method("turn/completed"))
 	waitFor(t, "the idle thread's goroutines to end", func() bool { return len(threadLoops()) == 0 })
+	if n := turnsRunning(f); n != 0 {
+		t.Fatalf("the trimmer counts %d turns running after the turn", n)
+	}
 	if m := a.Call("thread/loaded/list", map[string]any{}); !strings.Contains(string(m.Result), id) {
 		t.Fatalf("the idle thread is not loaded: %s", m.Raw)
 	}
@@ -99,4 +102,14 @@ func TestIdleLoadedThreadHoldsNoGoroutine(t *testing.T) {
 		t.Fatalf("the history after two turns: prompts %q, %d answers", prompts, answers)
 	}
 	waitFor(t, "the goroutines to end again", func() bool { return len(threadLoops()) == 0 })
+	if n := turnsRunning(f); n != 0 {
+		t.Fatalf("the trimmer counts %d turns running after two turns", n)
+	}
+}
+
+// turnsRunning is the trimmer's count of running turns.
+func turnsRunning(f *fixture) int {
+	f.sv.trim.mu.Lock()
+	defer f.sv.trim.mu.Unlock()
+	return f.sv.trim.running
 }

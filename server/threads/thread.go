@@ -23,10 +23,6 @@ import (
 // blocks the core and coalesces deltas while it is behind.
 const maxQueued = 1024
 
-// idleQueueCap is the largest output queue a thread keeps for reuse once
-// delivered.
-const idleQueueCap = 16
-
 // thread is a loaded thread: a core session, its rollout, its projection
 // and its subscribers.
 //
@@ -37,12 +33,14 @@ const idleQueueCap = 16
 //     outside mu. It is the only goroutine that sends a thread's outputs,
 //     and the only one that may wait for a client.
 //
-// Neither waits while there is nothing to do: the session's event stream
-// starts the pump when an event comes (core.EventStream.Drive) and the
-// pump returns once it has read everything; queueing starts the deliverer
-// (wakeDelivererLocked) and the deliverer returns once outq is empty. At
-// most one of each runs at a time. An idle loaded thread therefore holds
-// no goroutine of its own (issue 17: memory per loaded thread).
+// Both run while a turn runs, and neither stays between turns: the
+// session's event stream starts the pump when an event comes
+// (core.EventStream.Drive) and the pump returns once it has read
+// everything and no turn runs; queueing starts the deliverer
+// (wakeDelivererLocked), which returns once outq is empty and no turn
+// runs. At most one of each runs at a time. An idle loaded thread
+// therefore holds no goroutine of its own (issue 17: memory per loaded
+// thread), and a turn's events flow as they always did.
 //
 // Handlers never deliver: they queue (a replay of pending requests to a
 // new subscriber, a notification) and wake the deliverer. A handler that
@@ -66,6 +64,9 @@ type thread struct {
 	// instructionSources are the AGENTS.md files the thread was given.
 	instructionSources []string
 
+	// wake has a token when outq has outputs or the thread is ending,
+	// for a deliverer that waits (during a turn).
+	wake chan struct{}
 	// pumpDone and deliverDone are closed when the pump has read the
 	// session's last event and when the deliverer has delivered what
 	// followed it; stopped when shutdown has finished (the rollout
@@ -146,6 +147,7 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		rec:         ls.rec,
 		log:         sv.log.WithLazy(zap.String("thread", ls.id)), // its fields encoded only when it logs
 		rawEvents:   ls.rawEvents,
+		wake:        make(chan struct{}, 1),
 		pumpDone:    make(chan struct{}),
 		deliverDone: make(chan struct{}),
 		stopped:     make(chan struct{}),
@@ -162,17 +164,28 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 	return t
 }
 
-// pump projects the session's events and queues the outputs until none
-// is waiting; once the session has ended, it queues what shutdown asked
-// to send last.
+// pump projects the session's events and queues the outputs. While a
+// turn runs it waits for the next event; between turns it returns once
+// none is waiting (the next event starts it again). Once the session has
+// ended, it queues what shutdown asked to send last.
 func (t *thread) pump() {
+	events := t.sess.Events()
 	for {
-		ev, ok, err := t.sess.Events().TryNext()
+		t.mu.Lock()
+		inTurn := t.turnRunning
+		t.mu.Unlock()
+		var ev core.Event
+		var err error
+		if inTurn {
+			ev, err = events.Next(context.Background())
+		} else {
+			var ok bool
+			if ev, ok, err = events.TryNext(); err == nil && !ok {
+				return
+			}
+		}
 		if err != nil {
 			break
-		}
-		if !ok {
-			return // started again by the next event
 		}
 		t.mu.Lock()
 		for len(t.outq) >= maxQueued {
@@ -185,6 +198,7 @@ func (t *thread) pump() {
 		t.mu.Unlock()
 	}
 	t.mu.Lock()
+	t.setTurnRunningLocked(false) // a session that ended runs no turn
 	t.queueLocked(t.last...)
 	t.pumpEnded = true
 	t.wakeDelivererLocked()
@@ -206,11 +220,28 @@ func (t *thread) observe(ev core.Event) {
 		t.meta.effort = m.Context.Effort
 		t.meta.cwd = m.Context.Cwd
 		t.stopUnloadTimerLocked()
-		t.turnRunning = true
+		t.setTurnRunningLocked(true)
 	case core.TurnComplete, core.TurnAborted:
 		t.meta.updatedAt = ev.Time
-		t.turnRunning = false
+		t.setTurnRunningLocked(false)
 		t.armUnloadLocked()
+	}
+}
+
+// setTurnRunningLocked records whether a turn runs, and tells the
+// daemon's trimmer of each change. t.mu must be held.
+func (t *thread) setTurnRunningLocked(running bool) {
+	if running == t.turnRunning {
+		return
+	}
+	t.turnRunning = running
+	if t.sv == nil || t.sv.trim == nil {
+		return
+	}
+	if running {
+		t.sv.trim.turnStarted()
+	} else {
+		t.sv.trim.turnEnded()
 	}
 }
 
@@ -232,29 +263,44 @@ func (t *thread) queueLocked(outs ...projection.Output) {
 	t.wakeDelivererLocked()
 }
 
-// wakeDelivererLocked starts the deliverer if it is not running and
-// there is something for it to do: outputs queued, or the end of the
-// session's events to conclude. t.mu must be held.
+// wakeDelivererLocked wakes the deliverer, or starts it if it is not
+// running and there is something for it to do: outputs queued, or the
+// end of the session's events to conclude. t.mu must be held.
 func (t *thread) wakeDelivererLocked() {
-	if t.delivering || (len(t.outq) == 0 && !t.pumpEnded) {
+	if t.delivering {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if len(t.outq) == 0 && !t.pumpEnded {
 		return
 	}
 	t.delivering = true
 	go t.deliverLoop()
 }
 
-// deliverLoop delivers the queued outputs in order until none is left,
-// and returns (started again by the next output). Once the session has
-// ended and everything is delivered, it withdraws the server requests
-// still out and the thread's close hooks, and closes deliverDone.
+// deliverLoop delivers the queued outputs in order. While a turn runs it
+// waits for more; between turns it returns once none is left (the next
+// output starts it again), giving back the queue's arrays. Once the
+// session has ended and everything is delivered, it withdraws the server
+// requests still out and the thread's close hooks, and closes
+// deliverDone.
 func (t *thread) deliverLoop() {
 	var spare []delivery
 	for {
 		t.mu.Lock()
-		if len(t.outq) == 0 && !t.pumpEnded {
-			t.delivering = false
+		for len(t.outq) == 0 && !t.pumpEnded {
+			if !t.turnRunning {
+				t.delivering = false
+				t.outq = nil
+				t.mu.Unlock()
+				return
+			}
 			t.mu.Unlock()
-			return
+			<-t.wake
+			t.mu.Lock()
 		}
 		if len(t.outq) == 0 {
 			// Requests still routed (none after a turn ended normally)
@@ -282,11 +328,7 @@ func (t *thread) deliverLoop() {
 			t.deliver(d)
 		}
 		clear(batch)
-		// A burst's array is given back (an idle thread holds none).
-		spare = nil
-		if cap(batch) <= idleQueueCap {
-			spare = batch
-		}
+		spare = batch
 	}
 }
 

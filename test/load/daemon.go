@@ -178,7 +178,8 @@ func (d *daemon) dialReady(ctx context.Context, name string, opts clientOpts) (*
 // saveHeap writes the daemon's heap profile (after a collection) to
 // <heapDir>/<name>.pb.gz, its text form with the runtime's MemStats (stack
 // and heap sizes) to <name>.txt, and the goroutines to
-// <name>-goroutines.txt, when the harness was asked for profiles; read the
+// <name>-goroutines.txt, and /proc/<pid>/status to <name>-status.txt,
+// when the harness was asked for profiles; read the
 // first with `go tool pprof -sample_index=inuse_space bin/agentd FILE`.
 func (d *daemon) saveHeap(ctx context.Context, name string) error {
 	if d.metrics == "" {
@@ -193,7 +194,13 @@ func (d *daemon) saveHeap(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	return nil
+	// RssAnon against RssFile: the binary's pages that running code
+	// brings in count in VmRSS too.
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.pid))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.t.heapDir, name+"-status.txt"), st, 0o644)
 }
 
 func (d *daemon) savePprof(ctx context.Context, query, path string) error {
@@ -279,14 +286,20 @@ func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM
 // settledRSS is the daemon's RSS once it has been idle for a moment: the
 // smaller of two readings a second apart (freed memory is returned to the
 // system lazily; a second is what the Go runtime's scavenger needs to start).
-func (d *daemon) settledRSS() (int64, error) {
-	a, err := d.rss()
-	if err != nil {
-		return 0, err
+func (d *daemon) settledRSS() (int64, error) { return d.minRSS(time.Second, time.Second) }
+
+// minRSS is the smallest of the daemon's RSS readings every step over
+// span.
+func (d *daemon) minRSS(span, step time.Duration) (int64, error) {
+	low, err := d.rss()
+	for t := step; err == nil && t <= span; t += step {
+		time.Sleep(step)
+		var r int64
+		if r, err = d.rss(); err == nil {
+			low = min(low, r)
+		}
 	}
-	time.Sleep(time.Second)
-	b, err := d.rss()
-	return min(a, b), err
+	return low, err
 }
 
 // cpu is the CPU time (user + system) the daemon used so far, from
