@@ -178,8 +178,9 @@ func (d *daemon) dialReady(ctx context.Context, name string, opts clientOpts) (*
 // saveHeap writes the daemon's heap profile (after a collection) to
 // <heapDir>/<name>.pb.gz, its text form with the runtime's MemStats (stack
 // and heap sizes) to <name>.txt, and the goroutines to
-// <name>-goroutines.txt, and /proc/<pid>/status to <name>-status.txt,
-// when the harness was asked for profiles; read the
+// <name>-goroutines.txt, and /proc/<pid>/status and smaps to
+// <name>-status.txt and <name>-smaps.txt, when the harness was asked for
+// profiles; read the
 // first with `go tool pprof -sample_index=inuse_space bin/agentd FILE`.
 func (d *daemon) saveHeap(ctx context.Context, name string) error {
 	if d.metrics == "" {
@@ -200,7 +201,14 @@ func (d *daemon) saveHeap(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(d.t.heapDir, name+"-status.txt"), st, 0o644)
+	if err := os.WriteFile(filepath.Join(d.t.heapDir, name+"-status.txt"), st, 0o644); err != nil {
+		return err
+	}
+	sm, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", d.pid))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.t.heapDir, name+"-smaps.txt"), sm, 0o644)
 }
 
 func (d *daemon) savePprof(ctx context.Context, query, path string) error {
