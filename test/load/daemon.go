@@ -294,17 +294,34 @@ func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM
 // settledRSS is the daemon's RSS once it has been idle for a moment: the
 // smaller of two readings a second apart (freed memory is returned to the
 // system lazily; a second is what the Go runtime's scavenger needs to start).
-func (d *daemon) settledRSS() (int64, error) { return d.minRSS(time.Second, time.Second) }
+func (d *daemon) settledRSS() (int64, error) {
+	m, err := d.minMemory(time.Second, time.Second)
+	return m.rss, err
+}
 
-// minRSS is the smallest of the daemon's RSS readings every step over
-// span.
-func (d *daemon) minRSS(span, step time.Duration) (int64, error) {
-	low, err := d.rss()
+// memory is a reading of a daemon's resident memory: all of it (VmRSS),
+// and its anonymous part (RssAnon: heap, stacks, the runtime's own; not
+// the pages of the binary, nor of other files).
+type memory struct{ rss, anon int64 }
+
+func (d *daemon) memory() (memory, error) {
+	rss, err := procStatusBytes(d.pid, "VmRSS")
+	if err != nil {
+		return memory{}, err
+	}
+	anon, err := procStatusBytes(d.pid, "RssAnon")
+	return memory{rss: rss, anon: anon}, err
+}
+
+// minMemory is the smallest of the daemon's readings every step over
+// span, for each of its two figures.
+func (d *daemon) minMemory(span, step time.Duration) (memory, error) {
+	low, err := d.memory()
 	for t := step; err == nil && t <= span; t += step {
 		time.Sleep(step)
-		var r int64
-		if r, err = d.rss(); err == nil {
-			low = min(low, r)
+		var m memory
+		if m, err = d.memory(); err == nil {
+			low = memory{rss: min(low.rss, m.rss), anon: min(low.anon, m.anon)}
 		}
 	}
 	return low, err

@@ -427,7 +427,7 @@ func (r *run) longTurn() {
 		if err != nil {
 			return err
 		}
-		rss0, err := d.settledRSS()
+		mem0, err := d.minMemory(time.Second, time.Second)
 		if err != nil {
 			return err
 		}
@@ -445,7 +445,7 @@ func (r *run) longTurn() {
 		}); err != nil {
 			return err
 		}
-		rssMid, err := d.rss()
+		memMid, err := d.memory()
 		if err != nil {
 			return err
 		}
@@ -456,7 +456,7 @@ func (r *run) longTurn() {
 			return err
 		}
 		wall := time.Since(start)
-		rssEnd, err := d.rss()
+		memEnd, err := d.memory()
 		if err != nil {
 			return err
 		}
@@ -470,7 +470,7 @@ func (r *run) longTurn() {
 		// What the daemon keeps once the turn's garbage is collected and
 		// its freed pages returned (agentd does both a second after its
 		// last turn ends): the lowest reading over the 3 s after the turn.
-		rssSettled, err := d.minRSS(3*time.Second, 250*time.Millisecond)
+		memSettled, err := d.minMemory(3*time.Second, 250*time.Millisecond)
 		if err != nil {
 			return err
 		}
@@ -479,11 +479,18 @@ func (r *run) longTurn() {
 		}
 		r.verify(name, thread, []*client{c0}, items)
 		mb := func(b int64) float64 { return float64(b) / (1 << 20) }
-		r.add(name, "long/rss0", "RSS before the turn", mb(rss0), "MB")
-		r.add(name, "long/rss1", "RSS at the middle", mb(rssMid), "MB")
-		r.add(name, "long/rss2", "RSS at the end", mb(rssEnd), "MB")
+		r.add(name, "long/rss0", "RSS before the turn", mb(mem0.rss), "MB")
+		r.add(name, "long/rss1", "RSS at the middle", mb(memMid.rss), "MB")
+		r.add(name, "long/rss2", "RSS at the end", mb(memEnd.rss), "MB")
 		r.add(name, "long/peak", "peak RSS", mb(peak), "MB")
-		r.add(name, "long/rss3", "RSS after the turn, settled (lowest in 3 s)", mb(rssSettled), "MB")
+		r.add(name, "long/rss3", "RSS after the turn, settled (lowest in 3 s)", mb(memSettled.rss), "MB")
+		// The binary's resident pages are most of a small daemon's RSS,
+		// and how many are resident varies with the file system and the
+		// page cache; the anonymous part is the daemon's own memory.
+		r.add(name, "long/anon0", "anonymous RSS before the turn", mb(mem0.anon), "MB")
+		r.add(name, "long/anon1", "anonymous RSS at the middle", mb(memMid.anon), "MB")
+		r.add(name, "long/anon2", "anonymous RSS at the end", mb(memEnd.anon), "MB")
+		r.add(name, "long/anon3", "anonymous RSS after the turn, settled", mb(memSettled.anon), "MB")
 		r.add(name, "long/wall", "turn time", wall.Seconds(), "s")
 		r.add(name, "long/notes", "delta notifications read (merged ones count once)", float64(c0.deltas.Load()), "")
 		return nil
