@@ -285,9 +285,6 @@ func (d *daemon) logHint() string {
 	return strings.Join(out, " | ")
 }
 
-// rss is the daemon's resident memory now (VmRSS), in bytes.
-func (d *daemon) rss() (int64, error) { return procStatusBytes(d.pid, "VmRSS") }
-
 // peakRSS is the daemon's peak resident memory so far (VmHWM), in bytes.
 func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM") }
 
