@@ -78,9 +78,18 @@ func newOutputElider(r io.Reader) *outputElider {
 	return e
 }
 
+// Read reads on while all it read was left out: a reader that returns no
+// bytes too often is taken for one that makes no progress (bufio).
 func (e *outputElider) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	return e.filter(p[:n]), err
+	for {
+		n, err := e.r.Read(p)
+		if n == 0 || err != nil {
+			return e.filter(p[:n]), err
+		}
+		if kept := e.filter(p[:n]); kept > 0 {
+			return kept, nil
+		}
+	}
 }
 
 // filter removes the left-out bytes of b in place and returns how many
@@ -112,8 +121,8 @@ func (e *outputElider) filter(b []byte) int {
 // Outside strings (no value pending a look): structure, a string's start,
 // a line's end (whitespace, digits and literals pass). Inside the
 // left-out array, outside strings: brackets, braces, a string's start, a
-// line's end. On a line that is not data: its end.
-var stringStop, structStop, skipStop, lineStop = func() (str, st, sk, l [256]bool) {
+// line's end. (A line that is not looked into runs to its end: lineEnd.)
+var stringStop, structStop, skipStop = func() (str, st, sk [256]bool) {
 	for _, c := range "\"\\\n\r" {
 		str[c] = true
 	}
@@ -123,7 +132,6 @@ var stringStop, structStop, skipStop, lineStop = func() (str, st, sk, l [256]boo
 	for _, c := range "\"{}[]\n\r" {
 		sk[c] = true
 	}
-	l['\n'], l['\r'] = true, true
 	return
 }()
 

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -126,5 +127,22 @@ func BenchmarkOutputElider(b *testing.B) {
 		if e.filter(buf) != len(line) {
 			b.Fatal("a delta was changed")
 		}
+	}
+}
+
+// Leaving out a long output read in small pieces never hands its reader
+// a run of empty reads (bufio takes a hundred for a broken reader).
+func TestOutputEliderNeverReadsEmpty(t *testing.T) {
+	in := "event: response.completed\ndata: {\"response\":{\"output\":[\"" + strings.Repeat("x", 10000) + "\"]}}\n\n"
+	sc := bufio.NewScanner(newOutputElider(iotest.OneByteReader(strings.NewReader(in))))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(lines, "|"); got != `event: response.completed|data: {"response":{"output":[]}}|` {
+		t.Fatalf("lines %q", got)
 	}
 }
