@@ -42,6 +42,10 @@ type EventStream struct {
 	closed bool
 	// ready has one token when events (or the close) are waiting.
 	ready chan struct{}
+	// start, for a driven stream (Drive), starts a reader; reading says
+	// one is active (it reads until TryNext finds nothing).
+	start   func()
+	reading bool
 }
 
 // queuedEvent is an event in the stream; acc holds the text of deltas
@@ -66,8 +70,43 @@ func (q *EventStream) put(ev Event) {
 	if len(q.buf)-q.head < coalesceBacklog || !q.mergeLocked(ev.Msg) {
 		q.buf = append(q.buf, queuedEvent{ev: ev})
 	}
+	start := q.startLocked()
 	q.mu.Unlock()
+	if start != nil {
+		start()
+		return
+	}
 	q.signal()
+}
+
+// startLocked returns the function that starts a reader of a driven
+// stream when none is active, and marks one active; nil otherwise.
+func (q *EventStream) startLocked() func() {
+	if q.start == nil || q.reading {
+		return nil
+	}
+	q.reading = true
+	return q.start
+}
+
+// Drive makes the stream start its reader on demand instead of having
+// one wait: start is called (never with the stream's lock held, and never
+// while a reader it started is active) when an event or the close is
+// waiting and no reader is active. The reader reads with TryNext until it
+// reports nothing, which ends its turn as the active reader. Call Drive
+// once, before any read; it calls start at once if events are waiting.
+// An idle session then holds no goroutine for its events.
+func (q *EventStream) Drive(start func()) {
+	q.mu.Lock()
+	q.start = start
+	var now func()
+	if q.head < len(q.buf) || q.closed {
+		now = q.startLocked()
+	}
+	q.mu.Unlock()
+	if now != nil {
+		now()
+	}
 }
 
 // deltaKey identifies the stream a volatile delta belongs to: an item (id)
@@ -198,43 +237,25 @@ func (q *EventStream) signal() {
 func (q *EventStream) close() {
 	q.mu.Lock()
 	q.closed = true
+	start := q.startLocked()
 	q.mu.Unlock()
+	if start != nil {
+		start()
+		return
+	}
 	q.signal()
 }
 
-// Next returns the next event, waiting for one until ctx is done.
+// Next returns the next event, waiting for one until ctx is done. On a
+// driven stream (Drive), the active reader may call it to wait rather
+// than end its turn (it stays the active reader).
 func (q *EventStream) Next(ctx context.Context) (Event, error) {
 	for {
 		q.mu.Lock()
-		if q.head < len(q.buf) {
-			qe := q.buf[q.head]
-			q.buf[q.head] = queuedEvent{}
-			q.head++
-			if q.head == len(q.buf) {
-				q.buf = q.buf[:0]
-				q.head = 0
-			} else if q.head > 1024 && q.head*2 > len(q.buf) {
-				n := copy(q.buf, q.buf[q.head:])
-				clear(q.buf[n:])
-				q.buf = q.buf[:n]
-				q.head = 0
-			}
-			more := q.head < len(q.buf)
-			q.mu.Unlock()
-			if more {
-				q.signal()
-			}
-			ev := qe.ev
-			if qe.acc != nil {
-				ev.Msg = withText(ev.Msg, qe.acc)
-			}
-			return ev, nil
-		}
-		closed := q.closed
+		ev, ok, err := q.nextLocked()
 		q.mu.Unlock()
-		if closed {
-			q.signal()
-			return Event{}, ErrStreamClosed
+		if ok || err != nil {
+			return ev, err
 		}
 		select {
 		case <-q.ready:
@@ -242,4 +263,53 @@ func (q *EventStream) Next(ctx context.Context) (Event, error) {
 			return Event{}, ctx.Err()
 		}
 	}
+}
+
+// TryNext returns the next event without waiting: ok is false when none
+// is waiting, and err is ErrStreamClosed once the last event of a closed
+// stream was read. For a driven stream (Drive), a false ok ends the
+// reader's turn: the next event starts a reader again, and the stream
+// gives back its array meanwhile.
+func (q *EventStream) TryNext() (ev Event, ok bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ev, ok, err = q.nextLocked()
+	if !ok && err == nil {
+		q.reading = false
+		q.buf = nil // the reader goes: the array is given back until the next burst
+	}
+	return ev, ok, err
+}
+
+// nextLocked takes the next event; ok is false when none is waiting, and
+// err is ErrStreamClosed after the last one of a closed stream. q.mu must
+// be held.
+func (q *EventStream) nextLocked() (Event, bool, error) {
+	if q.head == len(q.buf) {
+		if q.closed {
+			q.signal()
+			return Event{}, false, ErrStreamClosed
+		}
+		return Event{}, false, nil
+	}
+	qe := q.buf[q.head]
+	q.buf[q.head] = queuedEvent{}
+	q.head++
+	if q.head == len(q.buf) {
+		q.buf = q.buf[:0]
+		q.head = 0
+	} else if q.head > 1024 && q.head*2 > len(q.buf) {
+		n := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[n:])
+		q.buf = q.buf[:n]
+		q.head = 0
+	}
+	if q.head < len(q.buf) {
+		q.signal()
+	}
+	ev := qe.ev
+	if qe.acc != nil {
+		ev.Msg = withText(ev.Msg, qe.acc)
+	}
+	return ev, true, nil
 }

@@ -154,3 +154,59 @@ func TestEventStreamKeepsTheOrderWithinAnItem(t *testing.T) {
 		t.Fatalf("summary deltas %v: one moved past another part of its item", summary)
 	}
 }
+
+// A driven stream starts its reader when an event or the close is waiting
+// and none is active, never while one is; the reader's turn ends when
+// TryNext finds nothing. A drained burst's array is given back.
+func TestEventStreamDrivenReader(t *testing.T) {
+	q := newEventStream()
+	starts := 0
+	q.put(Event{Seq: 1, Msg: Warning{Message: "before Drive"}})
+	q.Drive(func() { starts++ })
+	if starts != 1 {
+		t.Fatalf("Drive with an event waiting started %d readers", starts)
+	}
+	q.put(Event{Seq: 2, Msg: Warning{Message: "while reading"}})
+	if starts != 1 {
+		t.Fatal("a reader was started while one was active")
+	}
+	next := func(want uint64) {
+		t.Helper()
+		ev, ok, err := q.TryNext()
+		if !ok || err != nil || ev.Seq != want {
+			t.Fatalf("TryNext: %v %v %v, want event %d", ev.Seq, ok, err, want)
+		}
+	}
+	empty := func() {
+		t.Helper()
+		if _, ok, err := q.TryNext(); ok || err != nil {
+			t.Fatalf("TryNext on an empty stream: %v %v", ok, err)
+		}
+	}
+	next(1)
+	next(2)
+	empty()
+	if starts != 1 {
+		t.Fatalf("%d readers started", starts)
+	}
+	for i := range 48 {
+		q.put(Event{Seq: uint64(3 + i), Msg: Warning{Message: "burst"}})
+	}
+	if starts != 2 {
+		t.Fatalf("an event after the reader's turn ended started %d readers in all, want 2", starts)
+	}
+	for i := range 48 {
+		next(uint64(3 + i))
+	}
+	empty()
+	if q.buf != nil {
+		t.Fatalf("the drained stream keeps an array of %d", cap(q.buf))
+	}
+	q.close()
+	if starts != 3 {
+		t.Fatal("the close did not start a reader")
+	}
+	if _, ok, err := q.TryNext(); ok || err != ErrStreamClosed {
+		t.Fatalf("TryNext after the close: %v %v", ok, err)
+	}
+}

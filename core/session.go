@@ -161,7 +161,7 @@ type queued struct {
 type Session struct {
 	cfg    Config
 	log    *zap.Logger
-	subs   chan queued
+	subs   *submissionQueue
 	events *EventStream
 	status *statusCell
 	hist   history
@@ -232,8 +232,8 @@ func NewSession(cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		cfg:       cfg,
-		log:       cfg.Log.With(zap.String("thread", cfg.ThreadID)),
-		subs:      make(chan queued, SubmissionQueueCapacity),
+		log:       cfg.Log.WithLazy(zap.String("thread", cfg.ThreadID)), // its fields encoded only when it logs
+		subs:      newSubmissionQueue(),
 		events:    newEventStream(),
 		status:    newStatusCell(),
 		turnEnded: make(chan *turn, 1),
@@ -266,7 +266,7 @@ func NewSession(cfg Config) (*Session, error) {
 		Effort:         cfg.Effort,
 		HistoryLen:     len(cfg.History),
 	})
-	go s.loop()
+	s.subs.start = func() { go s.loop() }
 	return s, nil
 }
 
@@ -313,13 +313,13 @@ func (s *Session) SubmitTraced(ctx context.Context, op Op, trace *TraceContext) 
 		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
 	default:
 	}
-	select {
-	case s.subs <- q:
+	switch err := s.subs.put(ctx, q, s.loopDone); {
+	case err == nil:
 		return q.sub.ID, q.reply, nil
-	case <-s.loopDone:
+	case errors.Is(err, errDone):
 		return "", nil, &RejectError{Reason: RejectShutdown, Message: "session is shut down"}
-	case <-ctx.Done():
-		return "", nil, ctx.Err()
+	default:
+		return "", nil, err
 	}
 }
 
@@ -396,25 +396,26 @@ func (s *Session) record(turnID string, items ...model.ResponseItem) {
 	}
 }
 
+// loop takes the submissions one at a time. It runs only while there is
+// work: the submission queue starts it when a submission comes and none
+// runs, and it returns once the queue is empty and no turn is active (a
+// turn's end is what it waits for then). An idle session therefore holds
+// no goroutine. The state it owns (active, envSent, …) passes from one
+// run to the next through the queue's lock.
 func (s *Session) loop() {
-	defer func() {
-		// Submissions queued behind the shutdown are answered too.
-		for {
-			select {
-			case q := <-s.subs:
-				q.reply <- Reply{Err: &RejectError{Reason: RejectShutdown, Message: "session is shut down"}}
-			default:
-				close(s.loopDone)
-				return
-			}
-		}
-	}()
 	for {
-		select {
-		case q := <-s.subs:
+		if q, ok := s.subs.take(); ok {
 			if stop := s.handle(q); stop {
+				s.stopped()
 				return
 			}
+			continue
+		}
+		if s.active == nil && s.subs.park() {
+			return
+		}
+		select {
+		case <-s.subs.ready:
 		case t := <-s.turnEnded:
 			if s.active == t {
 				s.active = nil
@@ -422,6 +423,19 @@ func (s *Session) loop() {
 			s.updateStatus()
 		}
 	}
+}
+
+// stopped ends the session's loop for good: submissions queued behind
+// the shutdown are answered too.
+func (s *Session) stopped() {
+	for {
+		q, ok := s.subs.take()
+		if !ok {
+			break
+		}
+		q.reply <- Reply{Err: &RejectError{Reason: RejectShutdown, Message: "session is shut down"}}
+	}
+	close(s.loopDone)
 }
 
 func (s *Session) updateStatus() {

@@ -109,7 +109,7 @@ func (s *Session) startTurn(subID string, kind TurnKind, tc TurnContext) *turn {
 		kind:      kind,
 		tc:        tc,
 		startedAt: s.cfg.Now(),
-		log:       s.log.With(zap.String("turn", subID)),
+		log:       s.log.WithLazy(zap.String("turn", subID)),
 		ctx:       ctx,
 		cancel:    cancel,
 		done:      make(chan struct{}),

@@ -127,7 +127,7 @@ func TestCallQueuedDuringShutdownIsAnswered(t *testing.T) {
 		_, err := s.Call(ctx, OpOverrideTurnContext{})
 		errc <- err
 	}()
-	for len(s.subs) == 0 { // the op is queued behind the shutdown
+	for s.subs.len() == 0 { // the op is queued behind the shutdown
 		time.Sleep(time.Millisecond)
 	}
 	close(sink.release)

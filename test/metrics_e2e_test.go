@@ -76,3 +76,35 @@ sandbox_mode = "danger-full-access"`), Args: []string{"--metrics-listen", "127.0
 		t.Fatal("an unknown method became a label")
 	}
 }
+
+// --debug-pprof serves Go's profiles on the metrics address; without it
+// they are not served, and without --metrics-listen it is a usage error.
+func TestDebugPprof(t *testing.T) {
+	d := Start(t, Options{Args: []string{"--metrics-listen", "127.0.0.1:0", "--debug-pprof"}})
+	base := "http://" + d.WaitLog(func(l LogLine) bool { return strings.HasPrefix(l.Msg, "serving metrics on ") }).Str("addr")
+	if body := scrape(t, base+"/debug/pprof/heap?debug=1"); !strings.Contains(body, "heap profile:") {
+		t.Fatalf("not a heap profile:\n%.300s", body)
+	}
+	if body := scrape(t, base+"/debug/pprof/goroutine?debug=1"); !strings.Contains(body, "goroutine profile:") {
+		t.Fatalf("not a goroutine profile:\n%.300s", body)
+	}
+
+	plain := Start(t, Options{Args: []string{"--metrics-listen", "127.0.0.1:0"}})
+	base = "http://" + plain.WaitLog(func(l LogLine) bool { return strings.HasPrefix(l.Msg, "serving metrics on ") }).Str("addr")
+	resp, err := http.Get(base + "/debug/pprof/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("profiles served without --debug-pprof: %d", resp.StatusCode)
+	}
+
+	bad := Start(t, Options{Args: []string{"--debug-pprof"}, NoWait: true})
+	if code := bad.Wait(); code != 2 {
+		t.Fatalf("exit code %d, want 2 (usage)", code)
+	}
+	if !strings.Contains(bad.Stderr(), "--debug-pprof needs --metrics-listen") {
+		t.Fatalf("stderr does not say why:\n%s", bad.Stderr())
+	}
+}

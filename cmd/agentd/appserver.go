@@ -42,6 +42,8 @@ type serveFlags struct {
 	allowUnauthenticated bool
 	// metricsListen serves /metrics, /healthz and /readyz (HOST:PORT).
 	metricsListen string
+	// debugPprof also serves net/http/pprof on the metrics address.
+	debugPprof bool
 	// tlsCert and tlsKey are the certificate of wss:// listeners
 	// (reloaded on SIGHUP).
 	tlsCert, tlsKey string
@@ -97,6 +99,7 @@ config.toml also reaches the next new thread with no signal.`,
 	fl.Uint64Var(&f.wsAuth.MaxClockSkewSeconds, "ws-max-clock-skew-seconds", 30, "leeway on the exp and nbf of signed bearer tokens")
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let a ws:// listener on a non-loopback address start without --ws-auth")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on HOST:PORT")
+	fl.BoolVar(&f.debugPprof, "debug-pprof", false, "also serve Go's profiles (heap, goroutine, CPU, …) under /debug/pprof/ on the --metrics-listen address")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (and chain) of wss:// listeners; reloaded on SIGHUP")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert; reloaded on SIGHUP")
 	fl.IntVar(&f.maxConnections, "max-connections", defaultMaxConnections, "most WebSocket connections at once, TCP and Unix sockets together; past it a client gets HTTP 503")
@@ -171,6 +174,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		if listen, err = f.listenURLs(listenGiven); err != nil {
 			return err
 		}
+	}
+	if f.debugPprof && f.metricsListen == "" {
+		return usageError{errors.New("--debug-pprof needs --metrics-listen (the profiles are served on its address)")}
 	}
 	if f.maxConnections < 1 {
 		return usageError{fmt.Errorf("invalid value %d for --max-connections: must be at least 1", f.maxConnections)}
@@ -247,6 +253,9 @@ func serve(g *globalFlags, f *serveFlags, listenGiven bool) error {
 		}
 		defer metricsLn.Close()
 		m = metrics.New()
+		if f.debugPprof {
+			m.EnableProfiling()
+		}
 	}
 	live := config.NewLive(cfg, opts)
 	srv := server.NewLive(live, log, m)

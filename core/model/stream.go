@@ -66,7 +66,7 @@ type sseStream struct {
 // start binds the stream to the response body.
 func (s *sseStream) start(body io.ReadCloser) {
 	s.body = body
-	seq := iter.Seq2[sse.Event, error](sse.Read(idleReader{s}, sseReadConfig))
+	seq := iter.Seq2[sse.Event, error](sse.Read(newOutputElider(idleReader{s}), sseReadConfig))
 	s.next, s.stop = iter.Pull2(seq)
 }
 

@@ -215,3 +215,39 @@ func TestStreamHugeEvents(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 }
+
+// response.completed repeats the whole output; the client leaves it out
+// as it reads (it takes the items from output_item.done), so a completed
+// event larger than the parser's event limit, each item within it, ends
+// the stream normally, with its usage.
+func TestStreamCompletedOutputLeftOut(t *testing.T) {
+	defer model.SetMaxEventSize(64 << 10)()
+	part := strings.Repeat("0123456789abcdef", 3<<10) // 48 KiB: two are past the limit
+	srv := mockmodel.New(t)
+	srv.Enqueue(mockmodel.SSE(
+		mockmodel.Created("resp_1"),
+		mockmodel.TextN("msg_1", part, 3),
+		mockmodel.TextN("msg_2", part, 3),
+		mockmodel.Completed("resp_1", mockmodel.Usage{Input: 1, Output: 24000}),
+	))
+	st, err := model.NewClient(provider(srv)).Stream(context.Background(), request("hi"), meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := drain(t, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, ev := range evs {
+		if ev.Kind == model.EventOutputItemDone {
+			texts = append(texts, ev.Item.MessageText())
+		}
+	}
+	if len(texts) != 2 || texts[0] != part || texts[1] != part {
+		t.Fatalf("%d items done", len(texts))
+	}
+	if last := evs[len(evs)-1]; last.Kind != model.EventCompleted || last.ResponseID != "resp_1" || last.Usage == nil || last.Usage.OutputTokens != 24000 {
+		t.Fatalf("last event %+v", last)
+	}
+}

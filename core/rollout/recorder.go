@@ -25,8 +25,14 @@ const DefaultQueueSize = 256
 // Concurrency: every method may be called from any goroutine; records keep
 // the order of the calls that made them when those calls are themselves
 // ordered (the turn loop calls from one goroutine). One writer goroutine
-// owns the file and is fed by a bounded queue; RecordItem and RecordEvent
-// return once the record is queued and block only while the queue is full.
+// at a time owns the file and is fed by a bounded queue; RecordItem and
+// RecordEvent return once the record is queued and block only while the
+// queue is full. The writer runs only while there is work: it is started
+// by the first command queued after it stopped, and stops once the queue
+// is empty and everything is written, unless a turn is under way (it
+// waits for the turn's next records then) or writes fail (it stays to
+// retry them). An idle thread's recorder therefore holds no goroutine and
+// no queue, only its state (a few hundred bytes, and the open file).
 // Close is idempotent; records sent after it are dropped.
 //
 // Durability: records reach the file (a write call, no fsync) as soon as
@@ -45,8 +51,28 @@ const DefaultQueueSize = 256
 type Recorder struct {
 	threadID string
 	path     string
-	cmds     chan command
-	exited   chan struct{}
+	// w is the writer's state; only the running writer goroutine touches
+	// it (one at a time: a new one starts only after the last stopped).
+	w *writer
+	// exited is closed when the writer has handled Close.
+	exited chan struct{}
+
+	// qmu guards the fields that follow.
+	qmu sync.Mutex
+	// q is the commands waiting for the writer, in order; at most qsize
+	// of them, but Close's command always goes in.
+	q     []command
+	qsize int
+	// room is signalled when the writer takes the queue (senders wait on
+	// it while the queue is full).
+	room *sync.Cond
+	// running: a writer goroutine runs (or is starting); it is set by the
+	// sender that starts it and cleared by the writer when it stops.
+	running bool
+	// wake has a token when commands were queued while the writer ran: it
+	// waits on it only while retrying failed writes.
+	wake chan struct{}
+
 	// created is set once the file exists on disk.
 	created atomic.Bool
 	// failing is set while writes fail (until one succeeds again).
@@ -178,8 +204,8 @@ func (r *Recorder) Close(ctx context.Context) error {
 		r.closed = true
 		r.sendMu.Unlock()
 		reply := make(chan error, 1)
-		// The queue may be full; the writer drains it, so this send ends.
-		r.cmds <- command{kind: cmdClose, ctx: ctx, reply: reply}
+		// Past the bound: Close never waits for room.
+		r.enqueue(command{kind: cmdClose, ctx: ctx, reply: reply}, false)
 		r.closeErr = <-reply
 		<-r.exited
 		if r.onClose != nil {
@@ -195,7 +221,57 @@ func (r *Recorder) send(c command) bool {
 	if r.closed {
 		return false
 	}
-	r.cmds <- c
+	r.enqueue(c, true)
+	return true
+}
+
+// enqueue queues c for the writer, waiting while the queue is full when
+// bounded, and starts the writer if it is not running.
+func (r *Recorder) enqueue(c command, bounded bool) {
+	r.qmu.Lock()
+	// A full queue has a running writer: it stops only once the queue is
+	// empty.
+	for bounded && len(r.q) >= r.qsize {
+		r.room.Wait()
+	}
+	r.q = append(r.q, c)
+	start := !r.running
+	r.running = true
+	r.qmu.Unlock()
+	if start {
+		go r.w.run()
+		return
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the queued commands and leaves spare (empty) as the queue.
+// Only the writer calls it.
+func (r *Recorder) take(spare []command) []command {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	q := r.q
+	if len(q) == 0 {
+		return nil
+	}
+	r.q = spare
+	r.room.Broadcast()
+	return q
+}
+
+// park stops the writer unless commands came meanwhile: it reports
+// whether the writer must end. Only the writer calls it.
+func (r *Recorder) park() bool {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	if len(r.q) > 0 {
+		return false
+	}
+	r.q = nil // a command is 300 bytes: no array is kept for the next burst
+	r.running = false
 	return true
 }
 

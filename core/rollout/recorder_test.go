@@ -433,3 +433,62 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// writerParked waits until r's writer goroutine has stopped (the queue
+// empty, everything written) and reports the queue's capacity then.
+func writerParked(t *testing.T, r *Recorder) int {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		r.qmu.Lock()
+		running, c := r.running, cap(r.q)
+		r.qmu.Unlock()
+		if !running {
+			return c
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the writer never stopped")
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// An idle recorder holds no writer goroutine, no queue array and no
+// buffer; the next record starts a writer again, and every record of
+// both turns reaches the file in order. A queue of two commands makes
+// the turn's records wait for room.
+func TestIdleWriterStopsAndRestarts(t *testing.T) {
+	s, _ := openStore(t, Options{QueueSize: 2})
+	ctx := testCtx(t)
+	r, err := s.Create(testMeta("01a2298a-92b9-7252-86f8-84ac05ceba1d", baseTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := writerParked(t, r); c != 0 {
+		t.Fatalf("a new recorder holds a queue of %d", c)
+	}
+	for i, id := range []string{"turn-1", "turn-2"} {
+		recordTurn(t, r, turnScript{id: id, prompt: "prompt " + id, end: "completed", withCommand: true})
+		if err := r.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c := writerParked(t, r); c != 0 {
+			t.Fatalf("after turn %d the idle queue keeps an array of %d", i+1, c)
+		}
+		// The writer has stopped: its state is ours to read.
+		if r.w.buf != nil || r.w.spare != nil {
+			t.Fatalf("after turn %d the idle writer keeps a buffer of %d bytes and a spare queue of %d", i+1, cap(r.w.buf), cap(r.w.spare))
+		}
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	th := mustRead(t, r.Path(), ReadOptions{})
+	if got := turnStatuses(th); len(got) != 2 || got[0] != TurnCompleted || got[1] != TurnCompleted {
+		t.Fatalf("turns %v", got)
+	}
+	if len(th.History) != 8 {
+		t.Fatalf("history of %d items, want 8 (four a turn)", len(th.History))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentd-dev/agentd/core"
@@ -66,6 +67,9 @@ type writer struct {
 	// buf holds whole encoded records not yet written. A failed write
 	// leaves its unwritten suffix here.
 	buf []byte
+	// spare is the queue array the writer gives the Recorder back when it
+	// takes a batch.
+	spare []command
 	// materialize says the file should exist; created says it does.
 	materialize bool
 	created     bool
@@ -73,7 +77,10 @@ type writer struct {
 	// tail is checked for a torn line before the first append.
 	existing bool
 	// syncDue is set when buf holds a turn end: the next write is fsynced.
-	syncDue    bool
+	syncDue bool
+	// inTurn: a turn started and has not ended; the writer then waits for
+	// the turn's next records instead of stopping.
+	inTurn     bool
 	dirSynced  bool
 	failing    bool
 	size       int64
@@ -85,13 +92,14 @@ func newRecorder(threadID, path string, cfg *recorderConfig, first []byte, exist
 	if qs <= 0 {
 		qs = DefaultQueueSize
 	}
-	r := &Recorder{threadID: threadID, path: path, cmds: make(chan command, qs), exited: make(chan struct{}), setName: cfg.setName}
+	r := &Recorder{threadID: threadID, path: path, qsize: qs, wake: make(chan struct{}, 1), exited: make(chan struct{}), setName: cfg.setName}
+	r.room = sync.NewCond(&r.qmu)
 	w := &writer{r: r, cfg: cfg, buf: first, existing: existing, size: size}
+	r.w = w
 	if existing {
 		w.materialize, w.created, w.dirSynced = true, true, true
 		r.created.Store(true)
 	}
-	go w.run()
 	return r
 }
 
@@ -102,39 +110,28 @@ const (
 	retryMax   = 2 * time.Second
 )
 
+// run is the writer goroutine: it handles the queued commands until the
+// queue is empty and everything is written, then stops (Recorder.park),
+// unless a turn is under way: it then waits for the turn's next records.
+// While writes fail it stays, and a timer retries them even if nothing
+// else comes, so that a freed disk is noticed (and said) without waiting
+// for the next turn's end.
 func (w *writer) run() {
-	defer close(w.r.exited)
-	// While writes fail, a timer retries them even if nothing else comes,
-	// so that a freed disk is noticed (and said) without waiting for the
-	// next turn's end.
-	retry := time.NewTimer(time.Hour)
-	retry.Stop()
-	defer retry.Stop()
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	backoff, armed := retryFirst, false
 	for {
-		select {
-		case c := <-w.r.cmds:
-			if w.handle(c) {
-				return
-			}
-			// Drain what is already queued before touching the disk, so a
-			// burst of records becomes one write (group commit).
-		drain:
-			for {
-				select {
-				case c := <-w.r.cmds:
-					if w.handle(c) {
-						return
-					}
-				default:
-					break drain
-				}
-			}
-			if !w.failing {
-				w.flushIdle()
-			}
-		case <-retry.C:
-			armed = false
+		// Drain what is queued before touching the disk, so a burst of
+		// records becomes one write (group commit).
+		if w.drain() {
+			close(w.r.exited)
+			return
+		}
+		if !w.failing {
 			w.flushIdle()
 		}
 		switch {
@@ -144,11 +141,61 @@ func (w *writer) run() {
 				retry.Stop()
 				armed = false
 			}
+			if !w.inTurn {
+				w.release()
+				if w.r.park() {
+					return
+				}
+				continue
+			}
 		case !armed:
-			retry.Reset(backoff)
+			if retry == nil {
+				retry = time.NewTimer(backoff)
+			} else {
+				retry.Reset(backoff)
+			}
 			armed = true
 			backoff = min(2*backoff, retryMax)
 		}
+		var retryC <-chan time.Time
+		if armed {
+			retryC = retry.C
+		}
+		select {
+		case <-w.r.wake:
+		case <-retryC:
+			armed = false
+			w.flushIdle()
+		}
+	}
+}
+
+// drain handles the queued commands until there are none; it reports
+// whether the writer must stop (Close).
+func (w *writer) drain() bool {
+	for {
+		batch := w.r.take(w.spare)
+		if batch == nil {
+			return false
+		}
+		for i, c := range batch {
+			if w.handle(c) {
+				clear(batch[i:])
+				return true
+			}
+		}
+		clear(batch)
+		w.spare = batch[:0]
+	}
+}
+
+// release gives back what an idle writer holds beyond its state: the
+// spare queue array and the written buffer's array (records kept in
+// memory, before the file exists or while writes fail, stay).
+func (w *writer) release() {
+	w.spare = nil
+	if len(w.buf) == 0 {
+		w.buf = nil
 	}
 }
 
@@ -198,8 +245,10 @@ func (w *writer) event(c command) {
 	switch m := ev.Msg.(type) {
 	case core.TurnStarted:
 		w.materialize = true
+		w.inTurn = true
 	case core.TurnComplete, core.TurnAborted:
 		w.syncDue = true
+		w.inTurn = false
 	case core.ItemStarted:
 		if _, ok := m.Item.(core.UserMessageItem); ok {
 			w.materialize = true

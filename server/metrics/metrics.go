@@ -46,6 +46,8 @@ type Metrics struct {
 	toolSeconds    *prometheus.HistogramVec
 	rolloutFails   prometheus.Counter
 	engine         engineCollector
+	// profiling: Handler serves /debug/pprof/ too (EnableProfiling).
+	profiling bool
 }
 
 // latencyBuckets span a millisecond to five minutes.
@@ -194,6 +196,9 @@ func (m *Metrics) Handler(ready func() error) http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	if m.profiling {
+		profilingHandler(mux)
+	}
 	return mux
 }
 

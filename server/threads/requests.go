@@ -65,7 +65,7 @@ func (t *thread) withdrawLocked(r *projection.Pending, c *rpc.Conn) {
 		out:  projection.Output{Method: "serverRequest/resolved", Params: protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(call.ID())}},
 		subs: []*rpc.Conn{c}, only: c,
 	})
-	t.wakeDeliverer()
+	t.wakeDelivererLocked()
 }
 
 // sendRequest sends a server request to the subscribers (or only to one:

@@ -122,7 +122,8 @@ func bareThread(t *testing.T, subs ...*rpc.Conn) (*thread, *projection.Pending) 
 	th := &thread{id: "th", sess: sess, log: zap.NewNop(), wake: make(chan struct{}, 1),
 		proj: projection.NewThread("th", protocol.StatusIdle()), subs: subs,
 		hooks: map[*rpc.Conn]func(){}, subGen: map[*rpc.Conn]uint64{},
-		turnRunning: true} // as the projected turn: no unload timer
+		turnRunning: true, // as the projected turn: no unload timer
+		delivering:  true} // the test plays the deliverer: none is started
 	th.room = sync.NewCond(&th.mu)
 	th.proj.Apply(core.Event{TurnID: "turn", Msg: core.TurnStarted{}})
 	for _, o := range th.proj.Apply(core.Event{TurnID: "turn", Msg: core.DynamicToolCallRequest{CallID: "c1", Tool: "t", Arguments: json.RawMessage(`{}`)}}) {

@@ -53,6 +53,8 @@ type service struct {
 	obs     Observer
 
 	threads *registry
+	// trim returns freed memory to the system when no turn runs.
+	trim *trimmer
 	// storage tells subscribers of rollout write failures.
 	storage *storageWarnings
 	// mcp runs the daemon's MCP servers (mcp.go).
@@ -102,7 +104,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 	}
 	home := live.Get().Home
 	sv := &service{s: s, live: live, log: log, version: opts.Version, cwd: opts.Cwd, obs: opts.Observer, clients: map[string]cachedClient{},
-		auth: auth.Open(home)}
+		auth: auth.Open(home), trim: newTrimmer(log)}
 	if problem := sv.auth.Problem(); problem != "" {
 		log.Warn("the stored sign-in cannot be used", zap.String("problem", problem))
 	}
@@ -255,6 +257,7 @@ func (sv *service) drain(ctx context.Context) {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sv.threads.closeAll(stopCtx)
+	sv.trim.stop()
 	sv.mcp.Close(stopCtx)
 	sv.mu.Lock()
 	sv.closed = true

@@ -33,6 +33,15 @@ const maxQueued = 1024
 //     outside mu. It is the only goroutine that sends a thread's outputs,
 //     and the only one that may wait for a client.
 //
+// Both run while a turn runs, and neither stays between turns: the
+// session's event stream starts the pump when an event comes
+// (core.EventStream.Drive) and the pump returns once it has read
+// everything and no turn runs; queueing starts the deliverer
+// (wakeDelivererLocked), which returns once outq is empty and no turn
+// runs. At most one of each runs at a time. An idle loaded thread
+// therefore holds no goroutine of its own (issue 17: memory per loaded
+// thread), and a turn's events flow as they always did.
+//
 // Handlers never deliver: they queue (a replay of pending requests to a
 // new subscriber, a notification) and wake the deliverer. A handler that
 // reserved its response's place (rpc.Request.ResponseFirst) therefore
@@ -55,10 +64,13 @@ type thread struct {
 	// instructionSources are the AGENTS.md files the thread was given.
 	instructionSources []string
 
-	// wake has a token when outq has outputs or the thread is ending.
+	// wake has a token when outq has outputs or the thread is ending,
+	// for a deliverer that waits (during a turn).
 	wake chan struct{}
-	// pumpDone and deliverDone are closed when each goroutine has ended;
-	// stopped when shutdown has finished (the rollout closed).
+	// pumpDone and deliverDone are closed when the pump has read the
+	// session's last event and when the deliverer has delivered what
+	// followed it; stopped when shutdown has finished (the rollout
+	// closed).
 	pumpDone, deliverDone, stopped chan struct{}
 
 	// mu guards everything below.
@@ -87,6 +99,8 @@ type thread struct {
 	subSeq uint64
 	// outq holds outputs waiting for delivery, in order.
 	outq []delivery
+	// delivering: a deliverer goroutine runs (wakeDelivererLocked).
+	delivering bool
 	// unloadTimer fires when the thread has had no activity for the
 	// unload delay.
 	unloadTimer *time.Timer
@@ -131,7 +145,7 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 		id:          ls.id,
 		sess:        sess,
 		rec:         ls.rec,
-		log:         sv.log.With(zap.String("thread", ls.id)),
+		log:         sv.log.WithLazy(zap.String("thread", ls.id)), // its fields encoded only when it logs
 		rawEvents:   ls.rawEvents,
 		wake:        make(chan struct{}, 1),
 		pumpDone:    make(chan struct{}),
@@ -146,17 +160,30 @@ func newThread(sv *service, ls loadSpec, sess *core.Session) *thread {
 	t.mu.Lock()
 	t.armUnloadLocked()
 	t.mu.Unlock()
-	go t.pump()
-	go t.deliverLoop()
+	sess.Events().Drive(func() { go t.pump() })
 	return t
 }
 
-// pump projects the session's events and queues the outputs; once the
-// session has ended, it queues what shutdown asked to send last.
+// pump projects the session's events and queues the outputs. While a
+// turn runs it waits for the next event; between turns it returns once
+// none is waiting (the next event starts it again). Once the session has
+// ended, it queues what shutdown asked to send last.
 func (t *thread) pump() {
-	defer close(t.pumpDone)
+	events := t.sess.Events()
 	for {
-		ev, err := t.sess.Events().Next(context.Background())
+		t.mu.Lock()
+		inTurn := t.turnRunning
+		t.mu.Unlock()
+		var ev core.Event
+		var err error
+		if inTurn {
+			ev, err = events.Next(context.Background())
+		} else {
+			var ok bool
+			if ev, ok, err = events.TryNext(); err == nil && !ok {
+				return
+			}
+		}
 		if err != nil {
 			break
 		}
@@ -173,10 +200,12 @@ func (t *thread) pump() {
 		t.mu.Unlock()
 	}
 	t.mu.Lock()
+	t.setTurnRunningLocked(false) // a session that ended runs no turn
 	t.queueLocked(t.last...)
 	t.pumpEnded = true
+	t.wakeDelivererLocked()
 	t.mu.Unlock()
-	t.wakeDeliverer()
+	close(t.pumpDone)
 }
 
 // streamDelta reports whether ev is streamed text or output. A delta
@@ -205,13 +234,30 @@ func (t *thread) observe(ev core.Event) {
 		t.meta.effort = m.Context.Effort
 		t.meta.cwd = m.Context.Cwd
 		t.stopUnloadTimerLocked()
-		t.turnRunning = true
+		t.setTurnRunningLocked(true)
 	case core.TurnComplete, core.TurnAborted:
 		t.meta.updatedAt = ev.Time
-		t.turnRunning = false
+		t.setTurnRunningLocked(false)
 		t.armUnloadLocked()
 	case core.RateLimits:
 		t.sv.rateLimits.record(m.Snapshot)
+	}
+}
+
+// setTurnRunningLocked records whether a turn runs, and tells the
+// daemon's trimmer of each change. t.mu must be held.
+func (t *thread) setTurnRunningLocked(running bool) {
+	if running == t.turnRunning {
+		return
+	}
+	t.turnRunning = running
+	if t.sv == nil || t.sv.trim == nil {
+		return
+	}
+	if running {
+		t.sv.trim.turnStarted()
+	} else {
+		t.sv.trim.turnEnded()
 	}
 }
 
@@ -230,25 +276,44 @@ func (t *thread) queueLocked(outs ...projection.Output) {
 	for _, o := range outs {
 		t.outq = append(t.outq, delivery{out: o, subs: t.subs})
 	}
-	t.wakeDeliverer()
+	t.wakeDelivererLocked()
 }
 
-func (t *thread) wakeDeliverer() {
-	select {
-	case t.wake <- struct{}{}:
-	default:
+// wakeDelivererLocked wakes the deliverer, or starts it if it is not
+// running and there is something for it to do: outputs queued, or the
+// end of the session's events to conclude. t.mu must be held.
+func (t *thread) wakeDelivererLocked() {
+	if t.delivering {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+		return
 	}
+	if len(t.outq) == 0 && !t.pumpEnded {
+		return
+	}
+	t.delivering = true
+	go t.deliverLoop()
 }
 
-// deliverLoop delivers the queued outputs in order until the session has
-// ended and everything is delivered; then it withdraws the server
-// requests still out and the thread's close hooks.
+// deliverLoop delivers the queued outputs in order. While a turn runs it
+// waits for more; between turns it returns once none is left (the next
+// output starts it again), giving back the queue's arrays. Once the
+// session has ended and everything is delivered, it withdraws the server
+// requests still out and the thread's close hooks, and closes
+// deliverDone.
 func (t *thread) deliverLoop() {
-	defer close(t.deliverDone)
 	var spare []delivery
 	for {
 		t.mu.Lock()
 		for len(t.outq) == 0 && !t.pumpEnded {
+			if !t.turnRunning {
+				t.delivering = false
+				t.outq = nil
+				t.mu.Unlock()
+				return
+			}
 			t.mu.Unlock()
 			<-t.wake
 			t.mu.Lock()
@@ -268,6 +333,7 @@ func (t *thread) deliverLoop() {
 			for _, remove := range hooks {
 				remove()
 			}
+			close(t.deliverDone)
 			return
 		}
 		batch := t.outq
@@ -353,7 +419,7 @@ func (t *thread) replayLocked(c *rpc.Conn) {
 	for _, r := range t.proj.PendingRequests() {
 		t.outq = append(t.outq, delivery{out: projection.Output{Request: r}, subs: t.subs, only: c})
 	}
-	t.wakeDeliverer()
+	t.wakeDelivererLocked()
 }
 
 // subscribeTentatively subscribes c for a request that may still fail;

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,9 @@ type target struct {
 	root string
 	// mockURL is the mock model's base URL.
 	mockURL string
+	// heapDir, when set, receives heap profiles (saveHeap): agentd runs
+	// with --debug-pprof on a metrics address of its own.
+	heapDir string
 }
 
 // daemon is one running server process.
@@ -36,6 +41,8 @@ type daemon struct {
 	cwd     string // the threads' working directory
 	url     string // ws://127.0.0.1:PORT
 	logPath string
+	// metrics is the daemon's --metrics-listen address, when it has one.
+	metrics string
 	started time.Time
 	exited  chan struct{}
 	waitErr error
@@ -84,6 +91,15 @@ func (t *target) start(home string) (*daemon, error) {
 	} else {
 		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn"}
 	}
+	var metrics string
+	if t.heapDir != "" && !t.ref {
+		mport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		metrics = fmt.Sprintf("127.0.0.1:%d", mport)
+		args = append(args, "--metrics-listen", metrics, "--debug-pprof")
+	}
 	cmd := exec.Command(t.bin, args...)
 	cmd.Dir = filepath.Join(home, "workspace")
 	cmd.Env = append(cleanEnv(), "CODEX_HOME="+home)
@@ -96,7 +112,7 @@ func (t *target) start(home string) (*daemon, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The daemon dies with the harness, whatever happens to the harness.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	d := &daemon{t: t, cmd: cmd, home: home, cwd: cmd.Dir, url: url, logPath: logPath, exited: make(chan struct{})}
+	d := &daemon{t: t, cmd: cmd, home: home, cwd: cmd.Dir, url: url, logPath: logPath, metrics: metrics, exited: make(chan struct{})}
 	d.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %v", t.bin, err)
@@ -159,6 +175,66 @@ func (d *daemon) dialReady(ctx context.Context, name string, opts clientOpts) (*
 	}
 }
 
+// saveHeap writes the daemon's heap profile (after a collection) to
+// <heapDir>/<name>.pb.gz, its text form with the runtime's MemStats (stack
+// and heap sizes) to <name>.txt, and the goroutines to
+// <name>-goroutines.txt, and /proc/<pid>/status and smaps to
+// <name>-status.txt and <name>-smaps.txt, when the harness was asked for
+// profiles; read the
+// first with `go tool pprof -sample_index=inuse_space bin/agentd FILE`.
+func (d *daemon) saveHeap(ctx context.Context, name string) error {
+	if d.metrics == "" {
+		return nil
+	}
+	for _, p := range []struct{ query, file string }{
+		{"heap?gc=1", name + ".pb.gz"},
+		{"heap?debug=1", name + ".txt"},
+		{"goroutine?debug=1", name + "-goroutines.txt"},
+	} {
+		if err := d.savePprof(ctx, p.query, filepath.Join(d.t.heapDir, p.file)); err != nil {
+			return err
+		}
+	}
+	// RssAnon against RssFile: the binary's pages that running code
+	// brings in count in VmRSS too.
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.pid))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(d.t.heapDir, name+"-status.txt"), st, 0o644); err != nil {
+		return err
+	}
+	sm, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", d.pid))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.t.heapDir, name+"-smaps.txt"), sm, 0o644)
+}
+
+func (d *daemon) savePprof(ctx context.Context, query, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.metrics+"/debug/pprof/"+query, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile %s: %v", query, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", query, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func (d *daemon) exitError() error {
 	return fmt.Errorf("%s exited: %v (log: %s)", d.t.name, d.waitErr, d.logPath)
 }
@@ -209,9 +285,6 @@ func (d *daemon) logHint() string {
 	return strings.Join(out, " | ")
 }
 
-// rss is the daemon's resident memory now (VmRSS), in bytes.
-func (d *daemon) rss() (int64, error) { return procStatusBytes(d.pid, "VmRSS") }
-
 // peakRSS is the daemon's peak resident memory so far (VmHWM), in bytes.
 func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM") }
 
@@ -219,13 +292,36 @@ func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM
 // smaller of two readings a second apart (freed memory is returned to the
 // system lazily; a second is what the Go runtime's scavenger needs to start).
 func (d *daemon) settledRSS() (int64, error) {
-	a, err := d.rss()
+	m, err := d.minMemory(time.Second, time.Second)
+	return m.rss, err
+}
+
+// memory is a reading of a daemon's resident memory: all of it (VmRSS),
+// and its anonymous part (RssAnon: heap, stacks, the runtime's own; not
+// the pages of the binary, nor of other files).
+type memory struct{ rss, anon int64 }
+
+func (d *daemon) memory() (memory, error) {
+	rss, err := procStatusBytes(d.pid, "VmRSS")
 	if err != nil {
-		return 0, err
+		return memory{}, err
 	}
-	time.Sleep(time.Second)
-	b, err := d.rss()
-	return min(a, b), err
+	anon, err := procStatusBytes(d.pid, "RssAnon")
+	return memory{rss: rss, anon: anon}, err
+}
+
+// minMemory is the smallest of the daemon's readings every step over
+// span, for each of its two figures.
+func (d *daemon) minMemory(span, step time.Duration) (memory, error) {
+	low, err := d.memory()
+	for t := step; err == nil && t <= span; t += step {
+		time.Sleep(step)
+		var m memory
+		if m, err = d.memory(); err == nil {
+			low = memory{rss: min(low.rss, m.rss), anon: min(low.anon, m.anon)}
+		}
+	}
+	return low, err
 }
 
 // cpu is the CPU time (user + system) the daemon used so far, from

@@ -108,6 +108,7 @@ func runHarness(args []string) int {
 	keep := fs.Bool("keep", false, "keep the homes, workspaces and logs")
 	verbose := fs.Bool("v", false, "progress on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the harness's own CPU profile here (is the client the bottleneck?)")
+	heapProfiles := fs.String("heapprofile", "", "write agentd's heap profiles into this directory (loaded: when idle; long: before, at the middle, at the end and settled); agentd runs with --debug-pprof")
 	fs.IntVar(&sz.conns, "conns", 2000, "connections: idle WebSocket connections")
 	fanout := fs.String("fanout", "1000@100,100@200", "fan-out: subscribers@deltas-per-second, comma-separated")
 	fs.Float64Var(&sz.fanoutSeconds, "fanout-seconds", 3, "fan-out: seconds of deltas per turn")
@@ -168,6 +169,7 @@ func runHarness(args []string) int {
 		return 2
 	}
 	defer h.close()
+	h.agentd.heapDir = *heapProfiles
 	fails := &failures{}
 	date := time.Now().UTC().Format("2006-01-02 15:04 UTC")
 	agentd := h.runTarget(h.agentd, sz, scen, fails, *timeout, *verbose)

@@ -399,8 +399,9 @@ func (r *run) turnFigures(name, key string, d *daemon, cpu0 time.Duration, start
 	return nil
 }
 
-// longTurn: one turn of D deltas in M items; RSS before it, at its middle
-// and at its end.
+// longTurn: one turn of D deltas in M items, after a short turn on
+// another thread; RSS before it, at its middle, at its end and settled
+// after it.
 func (r *run) longTurn() {
 	items, deltas := r.sz.longItems, r.sz.longDeltas
 	name := fmt.Sprintf("long turn: %s deltas in %s items", thousands(int64(deltas)), thousands(int64(items)))
@@ -411,12 +412,26 @@ func (r *run) longTurn() {
 		}
 		defer d.stop()
 		defer c0.close()
+		// A short turn first, on a thread of its own: the first turn of
+		// a daemon's life pages in code and sizes the runtime's pools,
+		// which is not growth with a turn's length.
+		warm, err := c0.startThread(ctx, d.cwd)
+		if err != nil {
+			return err
+		}
+		if err := shortTurn(ctx, d, c0, warm); err != nil {
+			return err
+		}
+		items0, completed0 := c0.itemsDone.Load(), c0.completed.Load()
 		thread, err := c0.startThread(ctx, d.cwd)
 		if err != nil {
 			return err
 		}
-		rss0, err := d.settledRSS()
+		mem0, err := d.minMemory(time.Second, time.Second)
 		if err != nil {
+			return err
+		}
+		if err := d.saveHeap(ctx, "long-before"); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -426,32 +441,56 @@ func (r *run) longTurn() {
 		// The middle: half the model's items done (the user's message is
 		// one more item).
 		if err := waitFor(ctx, d, "half of the items", func() (bool, error) {
-			return c0.itemsDone.Load() >= int64(1+items/2), nil
+			return c0.itemsDone.Load() >= items0+int64(1+items/2), nil
 		}); err != nil {
 			return err
 		}
-		rssMid, err := d.rss()
+		memMid, err := d.memory()
 		if err != nil {
 			return err
 		}
-		if err := completedOn(ctx, d, []*client{c0}, []int64{1}); err != nil {
+		if err := d.saveHeap(ctx, "long-middle"); err != nil {
+			return err
+		}
+		if err := completedOn(ctx, d, []*client{c0}, []int64{completed0 + 1}); err != nil {
 			return err
 		}
 		wall := time.Since(start)
-		rssEnd, err := d.rss()
+		memEnd, err := d.memory()
 		if err != nil {
+			return err
+		}
+		if err := d.saveHeap(ctx, "long-end"); err != nil {
 			return err
 		}
 		peak, err := d.peakRSS()
 		if err != nil {
 			return err
 		}
+		// What the daemon keeps once the turn's garbage is collected and
+		// its freed pages returned (agentd does both a second after its
+		// last turn ends): the lowest reading over the 3 s after the turn.
+		memSettled, err := d.minMemory(3*time.Second, 250*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		if err := d.saveHeap(ctx, "long-settled"); err != nil {
+			return err
+		}
 		r.verify(name, thread, []*client{c0}, items)
 		mb := func(b int64) float64 { return float64(b) / (1 << 20) }
-		r.add(name, "long/rss0", "RSS before the turn", mb(rss0), "MB")
-		r.add(name, "long/rss1", "RSS at the middle", mb(rssMid), "MB")
-		r.add(name, "long/rss2", "RSS at the end", mb(rssEnd), "MB")
+		r.add(name, "long/rss0", "RSS before the turn", mb(mem0.rss), "MB")
+		r.add(name, "long/rss1", "RSS at the middle", mb(memMid.rss), "MB")
+		r.add(name, "long/rss2", "RSS at the end", mb(memEnd.rss), "MB")
 		r.add(name, "long/peak", "peak RSS", mb(peak), "MB")
+		r.add(name, "long/rss3", "RSS after the turn, settled (lowest in 3 s)", mb(memSettled.rss), "MB")
+		// The binary's resident pages are most of a small daemon's RSS,
+		// and how many are resident varies with the file system and the
+		// page cache; the anonymous part is the daemon's own memory.
+		r.add(name, "long/anon0", "anonymous RSS before the turn", mb(mem0.anon), "MB")
+		r.add(name, "long/anon1", "anonymous RSS at the middle", mb(memMid.anon), "MB")
+		r.add(name, "long/anon2", "anonymous RSS at the end", mb(memEnd.anon), "MB")
+		r.add(name, "long/anon3", "anonymous RSS after the turn, settled", mb(memSettled.anon), "MB")
 		r.add(name, "long/wall", "turn time", wall.Seconds(), "s")
 		r.add(name, "long/notes", "delta notifications read (merged ones count once)", float64(c0.deltas.Load()), "")
 		return nil
@@ -486,6 +525,9 @@ func (r *run) loadedThreads() {
 		}
 		rss1, err := d.settledRSS()
 		if err != nil {
+			return err
+		}
+		if err := d.saveHeap(ctx, "loaded"); err != nil {
 			return err
 		}
 		for _, th := range threads {
