@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -69,12 +71,17 @@ func scanSummary(path string, prev *summary, offset int64, lim Limits) (*summary
 		return nil, 0, err
 	}
 	defer f.Close()
-	if offset > 0 {
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return nil, 0, err
-		}
+	return summarizeFile(f, st.Size(), path, prev, offset, lim)
+}
+
+// summarizeFile continues prev with the records of f (of size bytes, at
+// path) from offset on. The file is read up to size only: what was
+// appended since is for the next scan.
+func summarizeFile(f *os.File, size int64, path string, prev *summary, offset int64, lim Limits) (*summary, int64, error) {
+	if size > lim.maxFile() {
+		return nil, 0, fileErr(path, fmt.Errorf("%w: it is %s, more than the limit of %s", ErrFileTooLarge, byteSize(size), byteSize(lim.maxFile())))
 	}
-	s, end, err := continueSummary(f, st.Size()-offset, summaryLimits(lim, offset), prev)
+	s, end, err := continueSummary(io.NewSectionReader(f, offset, size-offset), size-offset, summaryLimits(lim, offset), prev)
 	if err != nil {
 		return nil, 0, fileErr(path, err)
 	}
@@ -154,6 +161,9 @@ func (s *summary) apply(b []byte) error {
 			return err
 		}
 		if !s.HasMeta {
+			// A listing needs neither instructions (the reference's
+			// base instructions are kilobytes, in every thread).
+			m.BaseInstructions, m.DeveloperInstructions = "", ""
 			s.HasMeta, s.Meta = true, m
 		}
 	case LineTurnContext:

@@ -1,0 +1,83 @@
+package rollout
+
+import "os"
+
+// page returns up to limit listable entries that match o, in the listing's
+// order from the cursor on (after it, exclusive), and whether more follow:
+// a seek in the order, then a step per entry, the entries o's filters
+// skip included (a filter that matches few threads walks further).
+func (x *index) page(o *ListOptions, byUpdated, desc bool, after *cursor, limit int) ([]*entry, bool) {
+	x.lock()
+	defer x.mu.Unlock()
+	for {
+		// Read before the refresh: once set, every file the pass found
+		// changed is marked, and the refresh reads it.
+		checked := x.checkedDone.Load()
+		x.refreshLocked()
+		if byUpdated && !checked {
+			// A file that grew while no one watched it sorts elsewhere
+			// by modification time: wait for the pass that finds
+			// them all.
+			x.mu.Unlock()
+			<-x.checked
+			x.mu.Lock()
+			continue
+		}
+		es, more := x.queryLocked(o, byUpdated, desc, after, limit)
+		if checked || !x.verifyLocked(es) {
+			return es, more
+		}
+		// Some of the page's files changed since the cache was
+		// written: they are read again, and the page taken again.
+	}
+}
+
+func (x *index) queryLocked(o *ListOptions, byUpdated, desc bool, after *cursor, limit int) ([]*entry, bool) {
+	ord := x.orderLocked(o.Archived, byUpdated)
+	var p orderPos
+	switch {
+	case after == nil && desc:
+		p = ord.last()
+	case after == nil:
+		p = ord.first()
+	case desc:
+		p = ord.before(after.key, after.id)
+	default:
+		p = ord.after(after.key, after.id)
+	}
+	out := make([]*entry, 0, limit)
+	for ord.valid(p) {
+		e := ord.at(p)
+		if o.matches(e, x.names) {
+			if len(out) == limit {
+				return out, true
+			}
+			out = append(out, e)
+		}
+		if desc {
+			p = ord.prev(p)
+		} else {
+			p = ord.next(p)
+		}
+	}
+	return out, false
+}
+
+// verifyLocked stats the entries not checked since start (they came from
+// the cache), marking the ones whose file changed; it reports whether any
+// did.
+func (x *index) verifyLocked(es []*entry) bool {
+	changed := false
+	for _, e := range es {
+		if e.verified {
+			continue
+		}
+		if st, err := os.Stat(e.Path); err == nil && e.sameFile(keyOf(st)) {
+			e.verified = true
+			continue
+		}
+		x.touch(e.Path)
+		changed = true
+	}
+	return changed
+}
