@@ -128,6 +128,9 @@ type index struct {
 	// (the safety net of a watched home); relistAll to list every
 	// directory again (the watcher lost events).
 	deepWalk, relistAll bool
+	// relist holds, during a deep walk, the directories to list again
+	// whatever their mtimes say.
+	relist map[string]bool
 
 	lastFull     time.Time
 	revalidating bool
@@ -226,6 +229,15 @@ func (x *index) touch(path string) {
 		x.dirty[path] = false
 	}
 	x.dirtyMu.Unlock()
+}
+
+// moved records that this process moved a file from src to dst (its
+// directories' listings changed too).
+func (x *index) moved(src, dst string) {
+	x.touch(src)
+	x.touch(dst)
+	x.touchDir(filepath.Dir(src))
+	x.touchDir(filepath.Dir(dst))
 }
 
 // touchListed records that a directory listing found path, a regular
@@ -375,10 +387,14 @@ func (x *index) refreshLocked() {
 	}
 	paths, dirs := x.takeDirty()
 	if deep {
+		// The directories named changed are listed again whatever
+		// their mtimes say.
+		x.relist = dirs
 		visited := map[string]bool{}
 		for i, r := range x.roots {
 			x.walkLocked(r, i == 1, relistAll, true, now, visited)
 		}
+		x.relist = nil
 		x.pruneUnvisitedLocked(visited)
 	} else {
 		for d := range dirs {
@@ -438,7 +454,7 @@ func (x *index) walkLocked(dir string, archived, force, deep bool, now time.Time
 	old := x.dirs[dir]
 	mod := st.ModTime().UnixNano()
 	d := old
-	if force || d == nil || d.modNs != mod || d.readNs-d.modNs < int64(mtimeSlack) {
+	if force || x.relist[dir] || d == nil || d.modNs != mod || d.readNs-d.modNs < int64(mtimeSlack) {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			return
