@@ -46,6 +46,9 @@ func (x *index) queryLocked(o *ListOptions, byUpdated, desc bool, after *cursor,
 		p = ord.after(after.key, after.id)
 	}
 	out := make([]*entry, 0, limit)
+	// A search reads every entry's name, until the page is full.
+	x.names.mu.Lock()
+	defer x.names.mu.Unlock()
 	for ord.valid(p) {
 		e := ord.at(p)
 		if o.matches(e, x.names) {

@@ -84,7 +84,10 @@ func (f *fresh) list(t testing.TB, opts ListOptions) (page []ThreadSummary, next
 	}
 	var match []*entry
 	for _, e := range f.entries {
-		if !e.listable() || !opts.matches(e, names) {
+		names.mu.Lock()
+		ok := e.listable() && opts.matches(e, names)
+		names.mu.Unlock()
+		if !ok {
 			continue
 		}
 		if opts.Cursor != "" {

@@ -141,6 +141,7 @@ func sortByUpdated(key string) (bool, error) {
 	return false, fmt.Errorf("rollout: unknown sort key %q", key)
 }
 
+// matches reports whether o selects e; names.mu is held.
 func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	s := e.Sum
 	if s == nil || !s.HasMeta || len(s.Turns) == 0 || e.Archived != o.Archived {
@@ -155,7 +156,7 @@ func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	if len(o.SourceKinds) > 0 && !slices.Contains(o.SourceKinds, s.Meta.Source) {
 		return false
 	}
-	if o.SearchTerm != "" && !strings.Contains(names.nameOf(e.id, s.Name), o.SearchTerm) && !strings.Contains(s.Preview, o.SearchTerm) {
+	if o.SearchTerm != "" && !strings.Contains(s.Preview, o.SearchTerm) && !strings.Contains(names.nameOfLocked(e.id, s.Name), o.SearchTerm) {
 		return false
 	}
 	return true
