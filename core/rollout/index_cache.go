@@ -366,7 +366,7 @@ type cacheSaver struct {
 }
 
 var (
-	saveDelay    = time.Second
+	saveDelay    = 2 * time.Second
 	saveInterval = 30 * time.Second
 )
 
