@@ -34,8 +34,9 @@ type entry struct {
 	// entry from the cache is not verified until checked. Guarded by
 	// x.mu.
 	verified bool
-	// fromCache: the entry is in x.loaded.
-	fromCache bool
+	// fromCache: the entry is in x.loaded; dropped: it is no longer in
+	// the index (replaced, or its file gone). Guarded by x.mu.
+	fromCache, dropped bool
 }
 
 // finish sets the derived fields.
@@ -108,7 +109,9 @@ type index struct {
 	entries map[string]*entry
 	idMu    sync.RWMutex
 	byID    map[string]*entry
-	byIno   map[uint64]*entry
+	// byIno is built when first needed (a file new to the index, which
+	// may be one it knows moved), and kept after; nil until then.
+	byIno map[uint64]*entry
 	// failed holds the files that are not rollouts (or could not be
 	// read), as they were then: read again only once they change.
 	failed map[string]statKey
@@ -139,6 +142,9 @@ type index struct {
 	// own entries, and a listing by modification time waits for it.
 	checked     chan struct{}
 	checkedDone atomic.Bool
+	// passNow starts the first pass at once (urgePass).
+	passNow     chan struct{}
+	passNowOnce sync.Once
 
 	closed bool
 	// stopping ends the background passes (close does not wait for them
@@ -178,11 +184,11 @@ func newIndex(home string, opts Options) *index {
 		noWatch:    opts.NoIndexWatch,
 		entries:    map[string]*entry{},
 		byID:       map[string]*entry{},
-		byIno:      map[uint64]*entry{},
 		failed:     map[string]statKey{},
 		dirs:       map[string]*dirState{},
 		recent:     map[string]bool{},
 		checked:    make(chan struct{}),
+		passNow:    make(chan struct{}),
 		dirty:      map[string]bool{},
 		dirtyDirs:  map[string]bool{},
 		names:      newNameIndex(home, opts.OnWarning),
@@ -698,6 +704,14 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 			continue
 		}
 		j := &scanJob{x: x, path: p, archived: x.archivedPath(p), listed: listed, prev: x.entries[p]}
+		if j.prev == nil && x.byIno == nil {
+			x.byIno = make(map[uint64]*entry, len(x.entries))
+			for _, e := range x.entries {
+				if e.Ino != 0 {
+					x.byIno[e.Ino] = e
+				}
+			}
+		}
 		if k, ok := x.failed[p]; ok {
 			j.failed = &k
 		}
@@ -720,7 +734,7 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 			j.prev.verified = true
 		case j.moved != nil:
 			e := *j.moved
-			e.Path, e.Archived, e.verified, e.fromCache = j.path, j.archived, true, false
+			e.Path, e.Archived, e.verified, e.fromCache, e.dropped = j.path, j.archived, true, false, false
 			x.putLocked(&e)
 			changed = true
 		case j.bad:
@@ -788,7 +802,7 @@ func (x *index) putLocked(e *entry) {
 		x.byID[e.id] = e
 		x.idMu.Unlock()
 	}
-	if e.Ino != 0 {
+	if e.Ino != 0 && x.byIno != nil {
 		x.byIno[e.Ino] = e
 	}
 	if e.listable() {
@@ -804,6 +818,7 @@ func (x *index) putLocked(e *entry) {
 func (x *index) removeLocked(e *entry) {
 	if x.entries[e.Path] == e {
 		delete(x.entries, e.Path)
+		e.dropped = true
 	}
 	if e.id != "" && x.byID[e.id] == e {
 		x.idMu.Lock()
@@ -846,7 +861,7 @@ func (x *index) orderLocked(archived, byUpdated bool) *order {
 		// them still there, few changed): sorted already, or nearly.
 		es = make([]*entry, 0, len(x.loaded))
 		for _, e := range x.loaded {
-			if x.entries[e.Path] == e && e.Archived == archived && e.listable() {
+			if !e.dropped && e.Archived == archived && e.listable() {
 				es = append(es, e)
 			}
 		}
@@ -889,20 +904,25 @@ func (x *index) restatAllLocked() {
 
 // startPassLocked re-stats every known file in the background and marks
 // the ones that changed, for the next refresh to read. first: the pass
-// after the build, which closes x.checked.
+// after the build, which closes x.checked; it starts passDelay later (a
+// first call is answered without it), or as soon as a call waits for it.
 func (x *index) startPassLocked(first bool) {
-	type fileKey struct {
-		path string
-		k    statKey
-	}
-	keys := make([]fileKey, 0, len(x.entries))
-	for p, e := range x.entries {
-		keys = append(keys, fileKey{p, statKey{ino: e.Ino, size: e.Size, mod: e.ModNs}})
-	}
 	x.revalidating = true
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
+		if first {
+			select {
+			case <-time.After(passDelay):
+			case <-x.passNow:
+			}
+		}
+		x.mu.Lock()
+		keys := make([]fileKey, 0, len(x.entries))
+		for p, e := range x.entries {
+			keys = append(keys, fileKey{p, statKey{ino: e.Ino, size: e.Size, mod: e.ModNs}})
+		}
+		x.mu.Unlock()
 		for _, k := range keys {
 			if x.stopping.Load() {
 				break
@@ -924,4 +944,17 @@ func (x *index) startPassLocked(first bool) {
 		}
 		x.mu.Unlock()
 	}()
+}
+
+// passDelay is how long after the build the first pass starts.
+var passDelay = time.Second
+
+type fileKey struct {
+	path string
+	k    statKey
+}
+
+// urgePass starts the first pass now if it is still waiting.
+func (x *index) urgePass() {
+	x.passNowOnce.Do(func() { close(x.passNow) })
 }

@@ -8,8 +8,10 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,8 +30,9 @@ var oldIndexCacheNames = []string{"rollout-index.v1.gob", "rollout-index.v2.gob"
 //	strings: count, each one's length, then their bytes end to end:
 //	  every string the rest names, once (a cwd shared by 10,000 threads
 //	  is stored once)
-//	body: the home, the directories, the entries, each string an index
-//	  into the strings
+//	body: the home, the directories, the entries (their count, then in
+//	  parts of cachePartEntries, each part's length first, decoded in
+//	  parallel), each string an index into the strings
 //	crc32 (IEEE) of everything before it, 4 bytes little-endian
 //
 // Loading it reads the file and makes one string of the strings' bytes;
@@ -54,11 +57,7 @@ func (x *index) loadCache() {
 		}
 		return
 	}
-	x.entries = make(map[string]*entry, len(es))
-	x.byIno = make(map[uint64]*entry, len(es))
 	x.loaded = make([]*entry, 0, len(es))
-	x.idMu.Lock()
-	x.byID = make(map[string]*entry, len(es))
 	for i := range es {
 		e := &es[i]
 		if e.Sum == nil || !x.inRoots(e.Path) {
@@ -67,14 +66,25 @@ func (x *index) loadCache() {
 		e.Archived, e.fromCache = x.archivedPath(e.Path), true
 		e.finish()
 		x.loaded = append(x.loaded, e)
-		x.entries[e.Path] = e
-		if e.id != "" {
-			x.byID[e.id] = e
+	}
+	// The two maps at once: most of a load is filling them.
+	byPath := make(map[string]*entry, len(x.loaded))
+	byID := make(map[string]*entry, len(x.loaded))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, e := range x.loaded {
+			byPath[e.Path] = e
 		}
-		if e.Ino != 0 {
-			x.byIno[e.Ino] = e
+	})
+	for _, e := range x.loaded {
+		if e.id != "" {
+			byID[e.id] = e
 		}
 	}
+	wg.Wait()
+	x.entries = byPath
+	x.idMu.Lock()
+	x.byID = byID
 	x.idMu.Unlock()
 	for p, d := range dirs {
 		if x.inRoots(p) || p == x.roots[0] || p == x.roots[1] {
@@ -144,38 +154,24 @@ func encodeCache(home string, es []*entry, dirs map[string]*dirState) []byte {
 			w.str(s)
 		}
 	}
+	// The entries in parts, each preceded by its length, so that they
+	// are decoded in parallel.
 	w.uint(uint64(len(es)))
-	for _, e := range es {
-		w.str(e.Path)
-		w.int(e.Size)
-		w.int(e.ModNs)
-		w.uint(e.Ino)
-		w.int(e.Offset)
-		s := e.Sum
-		m := &s.Meta
-		w.bool(s.HasMeta)
-		w.str(m.ID)
-		w.time(m.CreatedAt)
-		for _, f := range []string{m.Cwd, m.ModelProvider, m.Model, m.Effort, m.Source, m.HistoryMode, m.ThreadSource,
-			m.Originator, m.CLIVersion, m.ForkedFromID} {
-			w.str(f)
+	var parts [][]byte
+	head := w.body
+	for start := 0; start < len(es); start += cachePartEntries {
+		w.body = nil
+		for _, e := range es[start:min(start+cachePartEntries, len(es))] {
+			w.entry(e)
 		}
-		w.bool(m.Git != nil)
-		if m.Git != nil {
-			w.str(m.Git.SHA)
-			w.str(m.Git.Branch)
-			w.str(m.Git.OriginURL)
-		}
-		w.str(s.Name)
-		w.str(s.Preview)
-		w.uint(uint64(s.PreviewTurn))
-		w.str(string(s.Turns))
-		w.str(s.LastTurnID)
-		w.bool(s.CurOpen)
-		w.bool(s.CurExplicit)
-		w.str(s.Model)
-		w.str(s.Effort)
-		w.time(s.FirstAt)
+		parts = append(parts, w.body)
+	}
+	w.body = head
+	for _, p := range parts {
+		w.uint(uint64(len(p)))
+	}
+	for _, p := range parts {
+		w.body = append(w.body, p...)
 	}
 	out := append([]byte(nil), indexCacheMagic...)
 	out = binary.AppendUvarint(out, uint64(len(w.table)))
@@ -187,6 +183,42 @@ func encodeCache(home string, es []*entry, dirs map[string]*dirState) []byte {
 	}
 	out = append(out, w.body...)
 	return binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
+}
+
+// cachePartEntries is how many entries a part of the cache holds.
+const cachePartEntries = 8192
+
+func (w *cacheWriter) entry(e *entry) {
+	w.str(e.Path)
+	w.int(e.Size)
+	w.int(e.ModNs)
+	w.uint(e.Ino)
+	w.int(e.Offset)
+	s := e.Sum
+	m := &s.Meta
+	w.bool(s.HasMeta)
+	w.str(m.ID)
+	w.time(m.CreatedAt)
+	for _, f := range []string{m.Cwd, m.ModelProvider, m.Model, m.Effort, m.Source, m.HistoryMode, m.ThreadSource,
+		m.Originator, m.CLIVersion, m.ForkedFromID} {
+		w.str(f)
+	}
+	w.bool(m.Git != nil)
+	if m.Git != nil {
+		w.str(m.Git.SHA)
+		w.str(m.Git.Branch)
+		w.str(m.Git.OriginURL)
+	}
+	w.str(s.Name)
+	w.str(s.Preview)
+	w.uint(uint64(s.PreviewTurn))
+	w.str(string(s.Turns))
+	w.str(s.LastTurnID)
+	w.bool(s.CurOpen)
+	w.bool(s.CurExplicit)
+	w.str(s.Model)
+	w.str(s.Effort)
+	w.time(s.FirstAt)
 }
 
 type cacheReader struct {
@@ -312,8 +344,58 @@ func decodeCache(b []byte, home string) ([]entry, map[string]*dirState, error) {
 		}
 		dirs[p] = d
 	}
-	es := make([]entry, r.count(20))
-	sums := make([]summary, len(es))
+	n = r.count(20)
+	es := make([]entry, n)
+	sums := make([]summary, n)
+	nparts := (n + cachePartEntries - 1) / cachePartEntries
+	partLens := make([]int, nparts)
+	for i := range partLens {
+		l := r.uint()
+		if l > uint64(len(r.b)) {
+			r.fail()
+			break
+		}
+		partLens[i] = int(l)
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	readers := make([]*cacheReader, nparts)
+	for i, l := range partLens {
+		if l > len(r.b) {
+			return nil, nil, errCacheFormat
+		}
+		readers[i] = &cacheReader{b: r.b[:l], table: r.table}
+		r.b = r.b[l:]
+	}
+	if len(r.b) != 0 {
+		return nil, nil, errCacheFormat
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), nparts) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= nparts {
+					return
+				}
+				lo, hi := i*cachePartEntries, min((i+1)*cachePartEntries, n)
+				readers[i].entries(es[lo:hi], sums[lo:hi])
+			}
+		})
+	}
+	wg.Wait()
+	for _, pr := range readers {
+		if pr.err != nil || len(pr.b) != 0 {
+			return nil, nil, errCacheFormat
+		}
+	}
+	return es, dirs, nil
+}
+
+// entries decodes len(es) entries, and their summaries into sums.
+func (r *cacheReader) entries(es []entry, sums []summary) {
 	// The turns of every entry, end to end: each is a slice of it, whose
 	// capacity ends with it (an append copies).
 	var turns []byte
@@ -344,13 +426,9 @@ func decodeCache(b []byte, home string) ([]entry, map[string]*dirState, error) {
 		s.Model, s.Effort, s.FirstAt = r.str(), r.str(), r.time()
 		e.Sum = s
 		if r.err != nil {
-			return nil, nil, r.err
+			return
 		}
 	}
-	if r.err != nil || len(r.b) != 0 {
-		return nil, nil, errCacheFormat
-	}
-	return es, dirs, nil
 }
 
 // cacheSaver writes the cache in the background, a moment after a change
@@ -409,6 +487,7 @@ func (c *cacheSaver) run() {
 // is pending.
 func (x *index) close() error {
 	x.stopping.Store(true)
+	x.urgePass()
 	x.mu.Lock()
 	x.closed = true
 	if x.watch != nil {

@@ -19,6 +19,7 @@ func (x *index) page(o *ListOptions, byUpdated, desc bool, after *cursor, limit 
 			// by modification time: wait for the pass that finds
 			// them all.
 			x.mu.Unlock()
+			x.urgePass()
 			<-x.checked
 			x.mu.Lock()
 			continue
