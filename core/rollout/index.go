@@ -26,6 +26,11 @@ type entry struct {
 	// complete record.
 	Offset int64
 	Sum    *summary
+	// Partial: the summary has read only the file's first line (its
+	// meta: enough to sort it and to filter it by cwd, provider and
+	// source); the rest is read when a page needs it, or in the
+	// background.
+	Partial bool
 
 	// id and createdNs are derived from the rest (finish).
 	id        string
@@ -46,9 +51,10 @@ func (e *entry) finish() *entry {
 	return e
 }
 
-// listable: thread/list shows the entry (a thread with at least one turn).
+// listable: thread/list may show the entry (a thread with at least one
+// turn, or not read far enough to say).
 func (e *entry) listable() bool {
-	return e.Sum != nil && e.Sum.HasMeta && len(e.Sum.Turns) > 0
+	return e.Sum != nil && e.Sum.HasMeta && (e.Partial || len(e.Sum.Turns) > 0)
 }
 
 func (e *entry) sameFile(k statKey) bool {
@@ -122,6 +128,17 @@ type index struct {
 	// loaded are the entries the cache brought, in its order (by
 	// creation): an order is built from them without sorting.
 	loaded []*entry
+	// partial holds the entries published partial (some may be complete
+	// or dropped since): the background reads the rest of them.
+	partial   []*entry
+	finishing bool
+	// finishNow starts the completion at once (urgeFinish), which
+	// otherwise waits finishDelay.
+	finishDelay   time.Duration
+	finishNow     chan struct{}
+	finishNowOnce sync.Once
+	// building is set while the build reads the files it found.
+	building bool
 	// recent holds, when polling, the files modified within mtimeSlack
 	// of their reading: checked again at each call until they settle.
 	recent map[string]bool
@@ -178,20 +195,22 @@ func newIndex(home string, opts Options) *index {
 		roots: [2]string{filepath.Join(home, SessionsDir), filepath.Join(home, ArchivedDir)},
 		prefixes: [2]string{filepath.Join(home, SessionsDir) + string(filepath.Separator),
 			filepath.Join(home, ArchivedDir) + string(filepath.Separator)},
-		revalidate: opts.IndexRevalidate,
-		warn:       opts.OnWarning,
-		lim:        opts.Limits,
-		noWatch:    opts.NoIndexWatch,
-		entries:    map[string]*entry{},
-		byID:       map[string]*entry{},
-		failed:     map[string]statKey{},
-		dirs:       map[string]*dirState{},
-		recent:     map[string]bool{},
-		checked:    make(chan struct{}),
-		passNow:    make(chan struct{}),
-		dirty:      map[string]bool{},
-		dirtyDirs:  map[string]bool{},
-		names:      newNameIndex(home, opts.OnWarning),
+		revalidate:  opts.IndexRevalidate,
+		warn:        opts.OnWarning,
+		lim:         opts.Limits,
+		noWatch:     opts.NoIndexWatch,
+		entries:     map[string]*entry{},
+		byID:        map[string]*entry{},
+		failed:      map[string]statKey{},
+		dirs:        map[string]*dirState{},
+		recent:      map[string]bool{},
+		checked:     make(chan struct{}),
+		passNow:     make(chan struct{}),
+		finishNow:   make(chan struct{}),
+		finishDelay: finishDelay,
+		dirty:       map[string]bool{},
+		dirtyDirs:   map[string]bool{},
+		names:       newNameIndex(home, opts.OnWarning),
 	}
 	if !opts.NoIndexCache {
 		x.cachePath = filepath.Join(home, indexCacheName)
@@ -291,8 +310,15 @@ func (x *index) lookup(id string) *entry {
 	defer x.mu.Unlock()
 	x.refreshLocked()
 	x.idMu.RLock()
-	defer x.idMu.RUnlock()
-	return x.byID[id]
+	e := x.byID[id]
+	x.idMu.RUnlock()
+	if e != nil && e.Partial {
+		x.completeLocked([]*entry{e})
+		x.idMu.RLock()
+		e = x.byID[id]
+		x.idMu.RUnlock()
+	}
+	return e
 }
 
 // archivedPath reports whether p is under archived_sessions.
@@ -329,7 +355,9 @@ func (x *index) buildLocked(background bool) {
 	}
 	x.pruneUnvisitedLocked(visited)
 	paths, _ := x.takeDirty()
+	x.building = true
 	x.applyLocked(paths, background)
+	x.building = false
 	unverified := false
 	for _, e := range x.entries {
 		if !e.verified {
@@ -347,6 +375,7 @@ func (x *index) buildLocked(background bool) {
 	if x.saver != nil && x.unsaved {
 		x.saver.kick()
 	}
+	x.startFinishingLocked()
 }
 
 func (x *index) markChecked() {
@@ -419,6 +448,7 @@ func (x *index) refreshLocked() {
 		maps.Copy(paths, more)
 	}
 	x.applyLocked(paths, false)
+	x.startFinishingLocked()
 }
 
 // walkChangedLocked lists again a directory an event named (and walks its
@@ -581,8 +611,11 @@ type scanJob struct {
 	archived bool
 	// listed: a directory listing gave the path as a regular file.
 	listed bool
-	prev   *entry
-	failed *statKey
+	// head: a new file's first line only (a cold build reads the rest
+	// later); complete: read prev's file on from where it stopped.
+	head, complete bool
+	prev           *entry
+	failed         *statKey
 
 	key    statKey
 	gone   bool // no file (or not a regular one)
@@ -593,6 +626,10 @@ type scanJob struct {
 }
 
 func (j *scanJob) run() {
+	if j.complete {
+		j.runComplete()
+		return
+	}
 	if j.listed && j.prev == nil && j.failed == nil {
 		j.runNew()
 		return
@@ -619,7 +656,7 @@ func (j *scanJob) run() {
 	// rewritten in place (same size, new mtime) is read again whole.
 	var prev *summary
 	var off int64
-	if p := j.prev; p != nil && p.Ino == k.ino && k.size > p.Size {
+	if p := j.prev; p != nil && p.Ino == k.ino && (k.size > p.Size || (p.Partial && k.size == p.Size && k.mod == p.ModNs)) {
 		prev, off = p.Sum, p.Offset
 	}
 	sum, end, err := scanSummary(j.path, prev, off, j.x.lim)
@@ -650,7 +687,36 @@ func (j *scanJob) runNew() {
 	if j.movedHere(k) {
 		return
 	}
-	sum, end, err := summarizeFile(f, k.size, j.path, nil, 0, j.x.lim)
+	sum, end, err := summarizeFile(f, k.size, j.path, nil, 0, j.x.lim, j.head)
+	if err != nil {
+		j.bad = true
+		return
+	}
+	j.result = (&entry{Path: j.path, Archived: j.archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
+		Offset: end, Sum: sum, Partial: end < k.size, verified: true}).finish()
+}
+
+// runComplete reads the rest of a partial entry's file, from where its
+// first line ended (all of it, if the file was replaced since).
+func (j *scanJob) runComplete() {
+	p := j.prev
+	f, st, err := openRegular(j.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			j.gone = true
+		} else {
+			j.bad = true
+		}
+		return
+	}
+	defer f.Close()
+	k := keyOf(st)
+	j.key = k
+	prev, off := p.Sum, p.Offset
+	if k.ino != p.Ino || k.size < p.Offset || (k.size == p.Size && k.mod != p.ModNs) {
+		prev, off = nil, 0
+	}
+	sum, end, err := summarizeFile(f, k.size, j.path, prev, off, j.x.lim, false)
 	if err != nil {
 		j.bad = true
 		return
@@ -699,11 +765,15 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 		return
 	}
 	jobs := make([]*scanJob, 0, len(paths))
+	// Many new files (a cold build, a copy of many threads) are read
+	// their first line only, which is enough to place them: a page reads
+	// the rest of its own, the background the others'.
+	head := x.building || len(paths) > headBatch
 	for p, listed := range paths {
 		if !x.inRoots(p) || !isRolloutName(filepath.Base(p)) {
 			continue
 		}
-		j := &scanJob{x: x, path: p, archived: x.archivedPath(p), listed: listed, prev: x.entries[p]}
+		j := &scanJob{x: x, path: p, archived: x.archivedPath(p), listed: listed, head: head, prev: x.entries[p]}
 		if j.prev == nil && x.byIno == nil {
 			x.byIno = make(map[uint64]*entry, len(x.entries))
 			for _, e := range x.entries {
@@ -718,6 +788,15 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 		jobs = append(jobs, j)
 	}
 	x.runJobs(jobs, background)
+	x.publishLocked(jobs)
+}
+
+// headBatch is the most new files a refresh reads whole: past it, it
+// reads their first lines only (as a build does).
+const headBatch = 256
+
+// publishLocked applies the results of jobs to the index.
+func (x *index) publishLocked(jobs []*scanJob) {
 	now := time.Now().UnixNano()
 	changed := false
 	for _, j := range jobs {
@@ -746,6 +825,9 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 			delete(x.failed, j.path)
 			x.putLocked(j.result)
 			changed = true
+			if j.result.Partial {
+				x.partial = append(x.partial, j.result)
+			}
 		}
 		// A file modified within mtimeSlack may have been read while
 		// another process was still writing it: when polling, it is
@@ -762,6 +844,81 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 			x.saver.kick()
 		}
 	}
+}
+
+// completeLocked reads the rest of the files of partial entries, in
+// parallel.
+func (x *index) completeLocked(es []*entry) {
+	jobs := make([]*scanJob, 0, len(es))
+	for _, e := range es {
+		if !e.dropped && e.Partial {
+			jobs = append(jobs, &scanJob{x: x, path: e.Path, archived: e.Archived, prev: e, complete: true})
+		}
+	}
+	x.runJobs(jobs, false)
+	x.publishLocked(jobs)
+}
+
+// finishDelay is how long the background waits before it completes the
+// partial entries.
+var finishDelay = time.Second
+
+// urgeFinish makes the background complete the partial entries now.
+func (x *index) urgeFinish() {
+	x.finishNowOnce.Do(func() { close(x.finishNow) })
+}
+
+// finishBatch is how many partial entries the background completes
+// between two takings of x.mu.
+const finishBatch = 64
+
+// startFinishingLocked completes the partial entries in the background,
+// one file at a time: after a cold build, a search finds every thread
+// read whole.
+func (x *index) startFinishingLocked() {
+	if x.finishing || len(x.partial) == 0 || x.closed {
+		return
+	}
+	x.finishing = true
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		// A moment later: the first page after a build reads its own.
+		select {
+		case <-time.After(x.finishDelay):
+		case <-x.finishNow:
+		}
+		for {
+			x.mu.Lock()
+			var batch []*scanJob
+			for len(x.partial) > 0 && len(batch) < finishBatch {
+				e := x.partial[len(x.partial)-1]
+				x.partial = x.partial[:len(x.partial)-1]
+				if !e.dropped && e.Partial {
+					batch = append(batch, &scanJob{x: x, path: e.Path, archived: e.Archived, prev: e, complete: true})
+				}
+			}
+			if len(batch) == 0 || x.stopping.Load() {
+				x.finishing = false
+				x.mu.Unlock()
+				return
+			}
+			x.mu.Unlock()
+			for _, j := range batch {
+				j.run() // reads only j.prev, which is not changed once published
+			}
+			x.mu.Lock()
+			// An entry replaced meanwhile (its file changed) is not.
+			current := batch[:0]
+			for _, j := range batch {
+				if !j.prev.dropped && x.entries[j.path] == j.prev {
+					current = append(current, j)
+				}
+			}
+			x.publishLocked(current)
+			x.mu.Unlock()
+		}
+	}()
 }
 
 // runJobs runs jobs, in parallel when there are many (a cold index has

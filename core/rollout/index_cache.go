@@ -38,7 +38,7 @@ var oldIndexCacheNames = []string{"rollout-index.v1.gob", "rollout-index.v2.gob"
 // Loading it reads the file and makes one string of the strings' bytes;
 // each string is a slice of it. Entries are written sorted by
 // creation time, so that sorting them on load finds them in order.
-const indexCacheMagic = "agentd-rollout-index\x00v3\n"
+const indexCacheMagic = "agentd-rollout-index\x00v3.1\n"
 
 // load reads the cache file, if any. Its entries are not verified: the
 // build checks its directories, and a background pass its files.
@@ -66,6 +66,9 @@ func (x *index) loadCache() {
 		e.Archived, e.fromCache = x.archivedPath(e.Path), true
 		e.finish()
 		x.loaded = append(x.loaded, e)
+		if e.Partial {
+			x.partial = append(x.partial, e)
+		}
 	}
 	// The two maps at once: most of a load is filling them.
 	byPath := make(map[string]*entry, len(x.loaded))
@@ -194,6 +197,7 @@ func (w *cacheWriter) entry(e *entry) {
 	w.int(e.ModNs)
 	w.uint(e.Ino)
 	w.int(e.Offset)
+	w.bool(e.Partial)
 	s := e.Sum
 	m := &s.Meta
 	w.bool(s.HasMeta)
@@ -402,6 +406,7 @@ func (r *cacheReader) entries(es []entry, sums []summary) {
 	for i := range es {
 		e, s := &es[i], &sums[i]
 		e.Path, e.Size, e.ModNs, e.Ino, e.Offset = r.str(), r.int(), r.int(), r.uint(), r.int()
+		e.Partial = r.bool()
 		m := &s.Meta
 		s.HasMeta = r.bool()
 		m.ID = r.str()
@@ -488,6 +493,7 @@ func (c *cacheSaver) run() {
 func (x *index) close() error {
 	x.stopping.Store(true)
 	x.urgePass()
+	x.urgeFinish()
 	x.mu.Lock()
 	x.closed = true
 	if x.watch != nil {

@@ -24,7 +24,14 @@ func (x *index) page(o *ListOptions, byUpdated, desc bool, after *cursor, limit 
 			x.mu.Lock()
 			continue
 		}
-		es, more := x.queryLocked(o, byUpdated, desc, after, limit)
+		es, more, partial := x.queryLocked(o, byUpdated, desc, after, limit)
+		if len(partial) > 0 {
+			// Entries that have read only their first line may be on
+			// the page: they read the rest, and the page is taken
+			// again.
+			x.completeLocked(partial)
+			continue
+		}
 		if checked || !x.verifyLocked(es) {
 			return es, more
 		}
@@ -33,7 +40,10 @@ func (x *index) page(o *ListOptions, byUpdated, desc bool, after *cursor, limit 
 	}
 }
 
-func (x *index) queryLocked(o *ListOptions, byUpdated, desc bool, after *cursor, limit int) ([]*entry, bool) {
+// queryLocked walks the order from the cursor, until limit+1 entries are
+// found; it stops early, returning them as partial, at entries that may
+// match but have read only their first line.
+func (x *index) queryLocked(o *ListOptions, byUpdated, desc bool, after *cursor, limit int) (es []*entry, more bool, partial []*entry) {
 	ord := x.orderLocked(o.Archived, byUpdated)
 	var p orderPos
 	switch {
@@ -46,16 +56,18 @@ func (x *index) queryLocked(o *ListOptions, byUpdated, desc bool, after *cursor,
 	default:
 		p = ord.after(after.key, after.id)
 	}
-	out := make([]*entry, 0, limit)
+	out := make([]*entry, 0, limit+1)
 	// A search reads every entry's name, until the page is full.
 	x.names.mu.Lock()
 	defer x.names.mu.Unlock()
-	for ord.valid(p) {
+	for ord.valid(p) && len(out)+len(partial) <= limit {
 		e := ord.at(p)
-		if o.matches(e, x.names) {
-			if len(out) == limit {
-				return out, true
+		switch {
+		case e.Partial:
+			if o.matchesMeta(e) {
+				partial = append(partial, e)
 			}
+		case o.matches(e, x.names):
 			out = append(out, e)
 		}
 		if desc {
@@ -64,7 +76,10 @@ func (x *index) queryLocked(o *ListOptions, byUpdated, desc bool, after *cursor,
 			p = ord.next(p)
 		}
 	}
-	return out, false
+	if len(out) > limit {
+		return out[:limit], true, partial
+	}
+	return out, false, partial
 }
 
 // verifyLocked stats the entries not checked since start (they came from

@@ -170,13 +170,26 @@ var listingsToCheck = []ListOptions{
 // archived and unarchived, by the store and by hand; appended to;
 // touched; renamed; written torn and completed) and compares every kind
 // of listing, page by page through its cursors, with a brute-force scan
-// of the files.
+// of the files. The store starts on threads it has never read: its build
+// reads their first lines only, and pages read the rest.
 func TestIndexAgreesWithAFreshScan(t *testing.T) {
+	holdFinishing(t)
 	for _, mode := range indexModes {
 		t.Run(mode.name, func(t *testing.T) {
-			s, home := openStore(t, mode.opts)
-			ctx := testCtx(t)
+			home := t.TempDir()
 			gs := generate(t, home, 60)
+			opts := mode.opts
+			opts.NoGitInfo, opts.NoIndexWarmUp = true, true
+			s, err := Open(home, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := testCtx(t)
+			checkListMatches(t, s, home, nil, ListOptions{Limit: 3}, "first page")
+			if n := s.idx.countPartial(); n == 0 {
+				t.Fatal("the build read every file whole")
+			}
 			rng := rand.New(rand.NewPCG(17, uint64(len(mode.name))))
 			pick := func() genThread { return gs[rng.IntN(len(gs))] }
 			live := func(g genThread) (string, bool) {
@@ -277,6 +290,33 @@ func TestIndexAgreesWithAFreshScan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestManyNewThreadsAreReadFirstLinesFirst: a batch of threads copied into
+// the home while the store runs (more than a refresh reads whole) is
+// listed right, searched right, and read whole in the background.
+func TestManyNewThreadsAreReadFirstLinesFirst(t *testing.T) {
+	holdFinishing(t)
+	s, home := openStore(t, Options{IndexRevalidate: time.Hour})
+	if page, _, _, _ := s.List(ListOptions{}); len(page) != 0 {
+		t.Fatal("not empty")
+	}
+	generate(t, home, headBatch+40)
+	next := checkListMatches(t, s, home, nil, ListOptions{Limit: 9}, "first page")
+	if s.idx.countPartial() == 0 {
+		t.Fatal("every new file was read whole")
+	}
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 9, Cursor: next}, "second page")
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 9, SearchTerm: "prompt 2 of"}, "a search")
+	s.idx.urgeFinish()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.idx.countPartial() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d threads never read whole", s.idx.countPartial())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 100, SortKey: SortUpdatedAt}, "once read whole")
 }
 
 // TestListSeesThreadsOtherProcessesWrite: a thread another process writes
@@ -518,4 +558,25 @@ func TestOrderKeepsEntriesSorted(t *testing.T) {
 			t.Fatalf("reset: entry %d differs", i)
 		}
 	}
+}
+
+// countPartial is how many entries have read their first line only.
+func (x *index) countPartial() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, e := range x.entries {
+		if e.Partial {
+			n++
+		}
+	}
+	return n
+}
+
+// holdFinishing keeps the background from completing partial entries
+// until urgeFinish, for the test.
+func holdFinishing(t *testing.T) {
+	old := finishDelay
+	finishDelay = time.Hour
+	t.Cleanup(func() { finishDelay = old })
 }

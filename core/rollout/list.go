@@ -144,7 +144,21 @@ func sortByUpdated(key string) (bool, error) {
 // matches reports whether o selects e; names.mu is held.
 func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	s := e.Sum
-	if s == nil || !s.HasMeta || len(s.Turns) == 0 || e.Archived != o.Archived {
+	if !o.matchesMeta(e) || e.Partial || len(s.Turns) == 0 {
+		return false
+	}
+	if o.SearchTerm != "" && !strings.Contains(s.Preview, o.SearchTerm) && !strings.Contains(names.nameOfLocked(e.id, s.Name), o.SearchTerm) {
+		return false
+	}
+	return true
+}
+
+// matchesMeta reports whether o's filters on the session's meta (and the
+// listing) select e: what an entry that has read only its first line can
+// say.
+func (o *ListOptions) matchesMeta(e *entry) bool {
+	s := e.Sum
+	if s == nil || !s.HasMeta || e.Archived != o.Archived {
 		return false
 	}
 	if len(o.ModelProviders) > 0 && !slices.Contains(o.ModelProviders, s.Meta.ModelProvider) {
@@ -153,13 +167,7 @@ func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	if len(o.Cwd) > 0 && !slices.Contains(o.Cwd, s.Meta.Cwd) {
 		return false
 	}
-	if len(o.SourceKinds) > 0 && !slices.Contains(o.SourceKinds, s.Meta.Source) {
-		return false
-	}
-	if o.SearchTerm != "" && !strings.Contains(s.Preview, o.SearchTerm) && !strings.Contains(names.nameOfLocked(e.id, s.Name), o.SearchTerm) {
-		return false
-	}
-	return true
+	return len(o.SourceKinds) == 0 || slices.Contains(o.SourceKinds, s.Meta.Source)
 }
 
 func (e *entry) computeCreatedNs() int64 {
