@@ -122,16 +122,24 @@
 // The index is cached between runs in <home>/rollout-index.v3.bin: a
 // binary file of the summaries and the directories' listings, its strings
 // stored once each, checked by a CRC, loaded without a decoder per field
-// (100,000 threads in about a tenth of a second). The store builds the
-// index in the background as soon as it is opened: the cache, then the
-// directories whose mtime changed since it was saved are listed again,
-// and the files added are read; a first call that comes earlier waits
-// for that, and helps with the reading. The files the cache brought are
-// re-stat'ed in the background after; until that ends, a page stats its
-// own entries (and reads again those that changed), and a listing by
-// modification time waits for it. Without the cache (deleted, damaged, of
-// another version or home), every file is read again: the files are the
-// only truth, the cache only saves reading them.
+// and in parallel parts. The store builds the index in the background a
+// moment after it is opened (a starting daemon answers its first
+// handshakes first): the cache, then the directories whose mtime changed
+// since it was saved are listed again, and the files added are read. A
+// first call that comes earlier builds it; one that comes during the
+// build waits for it, and helps with the reading. The files the cache
+// brought are re-stat'ed in the background a second after; until that
+// ends, a page stats its own entries (and reads again those that
+// changed), and a listing by modification time waits for it.
+//
+// Without the cache (deleted, damaged, of another version or home), every
+// file is read again: the files are the only truth, the cache only saves
+// reading them. A build (or a batch of more than 256 new files) reads each
+// file's first line only, the session's meta: enough to sort it by
+// creation time and to filter it by cwd, provider and source. A page reads
+// the rest of the files of the entries it reaches (whether a thread has a
+// turn, its preview for a search, the turns' statuses for the summary),
+// and the background reads the others', at half of one processor.
 //
 // SQLite (modernc.org/sqlite) was considered and not chosen: the files
 // stay the only truth either way, so a database would still need the same

@@ -164,6 +164,8 @@ type index struct {
 	passNowOnce sync.Once
 
 	closed bool
+	// closing is closed when close begins.
+	closing chan struct{}
 	// stopping ends the background passes (close does not wait for them
 	// to stat every file).
 	stopping atomic.Bool
@@ -207,6 +209,7 @@ func newIndex(home string, opts Options) *index {
 		checked:     make(chan struct{}),
 		passNow:     make(chan struct{}),
 		finishNow:   make(chan struct{}),
+		closing:     make(chan struct{}),
 		finishDelay: finishDelay,
 		dirty:       map[string]bool{},
 		dirtyDirs:   map[string]bool{},
@@ -219,19 +222,31 @@ func newIndex(home string, opts Options) *index {
 	return x
 }
 
-// warmUp builds the index in the background, so that the first List after
-// start finds it ready (a List that comes first waits for it, and helps).
+// warmUp builds the index in the background, warmUpDelay after the store
+// is opened, so that the first List finds it ready (a List that comes
+// first builds it, and one that comes during the build waits for it, and
+// helps). The delay leaves the processors to a starting daemon, which
+// answers its first clients' handshakes before it reads the home.
 func (x *index) warmUp() {
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
+		select {
+		case <-time.After(warmUpDelay):
+		case <-x.closing:
+			return
+		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
-		if !x.closed {
+		if !x.closed && !x.built {
 			x.buildLocked(true)
 		}
 	}()
 }
+
+// warmUpDelay is how long after Open the index is built in the
+// background.
+const warmUpDelay = 100 * time.Millisecond
 
 // lock takes x.mu; while the build runs in the background, the caller
 // works on it until it is done.
@@ -873,8 +888,8 @@ func (x *index) urgeFinish() {
 const finishBatch = 64
 
 // startFinishingLocked completes the partial entries in the background,
-// one file at a time: after a cold build, a search finds every thread
-// read whole.
+// one file at a time, resting as long as it works: after a cold build, a
+// search soon finds every thread read whole.
 func (x *index) startFinishingLocked() {
 	if x.finishing || len(x.partial) == 0 || x.closed {
 		return
@@ -904,8 +919,14 @@ func (x *index) startFinishingLocked() {
 				return
 			}
 			x.mu.Unlock()
+			start := time.Now()
 			for _, j := range batch {
 				j.run() // reads only j.prev, which is not changed once published
+			}
+			// Half of one processor at most: the daemon serves meanwhile.
+			select {
+			case <-time.After(min(time.Since(start), 100*time.Millisecond)):
+			case <-x.closing:
 			}
 			x.mu.Lock()
 			// An entry replaced meanwhile (its file changed) is not.

@@ -491,7 +491,10 @@ func (c *cacheSaver) run() {
 // close stops the watcher and the saver, and saves once more if anything
 // is pending.
 func (x *index) close() error {
-	x.stopping.Store(true)
+	if x.stopping.Swap(true) {
+		return nil // closed already
+	}
+	close(x.closing)
 	x.urgePass()
 	x.urgeFinish()
 	x.mu.Lock()
