@@ -687,6 +687,10 @@ func (j *scanJob) run() {
 // opened first and stat'ed through the descriptor, which saves two stats
 // per file in a cold build.
 func (j *scanJob) runNew() {
+	if j.head && j.runHead() {
+		return
+	}
+	j.gone, j.bad, j.moved = false, false, nil
 	f, st, err := openListed(j.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
