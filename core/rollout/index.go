@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,6 +140,8 @@ type index struct {
 	finishNowOnce sync.Once
 	// building is set while the build reads the files it found.
 	building bool
+	// wholeFirst is wholeFirstCount when the index was made.
+	wholeFirst int
 	// recent holds, when polling, the files modified within mtimeSlack
 	// of their reading: checked again at each call until they settle.
 	recent map[string]bool
@@ -211,6 +214,7 @@ func newIndex(home string, opts Options) *index {
 		finishNow:   make(chan struct{}),
 		closing:     make(chan struct{}),
 		finishDelay: finishDelay,
+		wholeFirst:  wholeFirstCount,
 		dirty:       map[string]bool{},
 		dirtyDirs:   map[string]bool{},
 		names:       newNameIndex(home, opts.OnWarning),
@@ -806,8 +810,57 @@ func (x *index) applyLocked(paths map[string]bool, background bool) {
 		}
 		jobs = append(jobs, j)
 	}
+	if head {
+		wholeFirst(jobs, x.wholeFirst)
+	}
 	x.runJobs(jobs, background)
 	x.publishLocked(jobs)
+}
+
+// wholeFirstCount is how many of the newest new files a build reads
+// whole: a full page, and one more.
+var wholeFirstCount = MaxListLimit + 1
+
+// wholeFirst makes the jobs of the n newest live threads (by the time in
+// their file names) read their files whole, and puts them first: the
+// first page after a build most likely shows them, and a long one is then
+// read while the other workers read first lines, not after.
+func wholeFirst(jobs []*scanJob, n int) {
+	stamp := func(j *scanJob) string {
+		base := filepath.Base(j.path)
+		return base[len(filePrefix) : len(filePrefix)+len(fileTimeLayout)]
+	}
+	// The newest n, kept sorted newest first: jobs[:len(top)] as a
+	// selection, swapped into place.
+	top := make([]int, 0, n)
+	for i, j := range jobs {
+		if j.archived || j.prev != nil {
+			continue
+		}
+		st := stamp(j)
+		if len(top) == n && st <= stamp(jobs[top[n-1]]) {
+			continue
+		}
+		k, _ := slices.BinarySearchFunc(top, st, func(t int, st string) int { return strings.Compare(st, stamp(jobs[t])) })
+		if len(top) == n {
+			top = top[:n-1]
+		}
+		top = slices.Insert(top, k, i)
+	}
+	for _, i := range top {
+		jobs[i].head = false
+	}
+	// Moved to the front, in that order.
+	for k, i := range top {
+		if i != k {
+			jobs[k], jobs[i] = jobs[i], jobs[k]
+			for m := k + 1; m < len(top); m++ {
+				if top[m] == k {
+					top[m] = i
+				}
+			}
+		}
+	}
 }
 
 // headBatch is the most new files a refresh reads whole: past it, it

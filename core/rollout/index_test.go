@@ -574,9 +574,56 @@ func (x *index) countPartial() int {
 }
 
 // holdFinishing keeps the background from completing partial entries
-// until urgeFinish, for the test.
+// until urgeFinish, and makes a build read only 5 files whole, for the
+// test.
 func holdFinishing(t *testing.T) {
-	old := finishDelay
-	finishDelay = time.Hour
-	t.Cleanup(func() { finishDelay = old })
+	oldDelay, oldWhole := finishDelay, wholeFirstCount
+	finishDelay, wholeFirstCount = time.Hour, 5
+	t.Cleanup(func() { finishDelay, wholeFirstCount = oldDelay, oldWhole })
+}
+
+// TestWholeFirstPicksTheNewest: a build reads the newest live files whole
+// and first, the others' first lines only.
+func TestWholeFirstPicksTheNewest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, size := range []int{0, 3, 10, 200} {
+		var jobs []*scanJob
+		for i := range size {
+			at := baseTime.Add(time.Duration(rng.IntN(50)) * time.Minute)
+			dir := "/h/sessions/d"
+			if i%7 == 0 {
+				dir = "/h/archived_sessions"
+			}
+			jobs = append(jobs, &scanJob{path: dir + "/" + FileName(at, fmt.Sprintf("id-%03d", i)), archived: i%7 == 0, head: true})
+		}
+		orig := slices.Clone(jobs)
+		wholeFirst(jobs, 8)
+		var live []*scanJob
+		for _, j := range orig {
+			if !j.archived {
+				live = append(live, j)
+			}
+		}
+		slices.SortStableFunc(live, func(a, b *scanJob) int {
+			return strings.Compare(filepath.Base(b.path)[8:27], filepath.Base(a.path)[8:27])
+		})
+		n := min(8, len(live))
+		for k := range n {
+			if jobs[k].head || jobs[k].archived || filepath.Base(jobs[k].path)[8:27] != filepath.Base(live[k].path)[8:27] {
+				t.Fatalf("size %d: job %d is %s (head %v), want the %dth newest %s", size, k, jobs[k].path, jobs[k].head, k, live[k].path)
+			}
+		}
+		whole := 0
+		for _, j := range jobs {
+			if !j.head {
+				whole++
+			}
+		}
+		slices.SortFunc(orig, func(a, b *scanJob) int { return strings.Compare(a.path, b.path) })
+		got := slices.Clone(jobs)
+		slices.SortFunc(got, func(a, b *scanJob) int { return strings.Compare(a.path, b.path) })
+		if whole != n || !slices.Equal(orig, got) {
+			t.Fatalf("size %d: %d read whole, want %d; or jobs lost", size, whole, n)
+		}
+	}
 }
