@@ -312,6 +312,19 @@ func (x *index) takeDirty() (paths, dirs map[string]bool) {
 	return paths, dirs
 }
 
+// takeDirtyPaths returns the paths marked since the last call, and leaves
+// the directories for the next refresh.
+func (x *index) takeDirtyPaths() map[string]bool {
+	x.dirtyMu.Lock()
+	defer x.dirtyMu.Unlock()
+	if len(x.dirty) == 0 {
+		return nil
+	}
+	paths := x.dirty
+	x.dirty = map[string]bool{}
+	return paths
+}
+
 // pathOf returns the path the index last saw for a thread, "" if none.
 // It neither refreshes nor waits for a refresh: callers check the path.
 func (x *index) pathOf(id string) string {
@@ -373,7 +386,7 @@ func (x *index) buildLocked(background bool) {
 		x.walkLocked(r, i == 1, false, true, now, visited)
 	}
 	x.pruneUnvisitedLocked(visited)
-	paths, _ := x.takeDirty()
+	paths := x.takeDirtyPaths()
 	x.building = true
 	x.applyLocked(paths, background)
 	x.building = false
@@ -460,7 +473,7 @@ func (x *index) refreshLocked() {
 			x.touch(p)
 		}
 	}
-	more, _ := x.takeDirty()
+	more := x.takeDirtyPaths()
 	if paths == nil {
 		paths = more
 	} else {
@@ -888,9 +901,13 @@ func (x *index) publishLocked(jobs []*scanJob) {
 			e.Path, e.Archived, e.verified, e.fromCache, e.dropped = j.path, j.archived, true, false, false
 			x.putLocked(&e)
 			changed = true
+			if e.Partial {
+				x.partial = append(x.partial, &e)
+			}
 		case j.bad:
 			if j.prev != nil {
 				x.removeLocked(j.prev)
+				changed = true
 			}
 			x.failed[j.path] = j.key
 		case j.result != nil:

@@ -354,6 +354,47 @@ func TestListSeesThreadsOtherProcessesWrite(t *testing.T) {
 	}
 }
 
+// TestADirectoryRemovedAndMadeAgainIsFollowed: a day's directory removed
+// whole, then made again with a thread in it, is listed and followed
+// again (its appends seen at once when watching).
+func TestADirectoryRemovedAndMadeAgainIsFollowed(t *testing.T) {
+	for _, mode := range indexModes {
+		t.Run(mode.name, func(t *testing.T) {
+			s, home := openStore(t, mode.opts)
+			gs := generate(t, home, 10)
+			listAll(t, s, ListOptions{})
+			day := filepath.Dir(gs[9].path)
+			if err := os.RemoveAll(day); err != nil {
+				t.Fatal(err)
+			}
+			checkListMatches(t, s, home, nil, ListOptions{Limit: 100}, "removed")
+			m := testMeta(uuid7At(gs[9].created, 77), gs[9].created)
+			p := writeThreadFile(t, home, m, 1, "")
+			if filepath.Dir(p) != day {
+				t.Fatalf("%s is not in %s", p, day)
+			}
+			checkListMatches(t, s, home, nil, ListOptions{Limit: 100}, "made again")
+			if err := appendRecord(p, turnRecords(t, m.ID, 5, time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			os.Chtimes(p, m.CreatedAt, m.CreatedAt)
+			checkListMatches(t, s, home, nil, ListOptions{Limit: 100}, "appended to")
+			// Again, with no call between the removal and the making.
+			if err := os.RemoveAll(day); err != nil {
+				t.Fatal(err)
+			}
+			m = testMeta(uuid7At(gs[9].created, 78), gs[9].created)
+			p = writeThreadFile(t, home, m, 2, "")
+			checkListMatches(t, s, home, nil, ListOptions{Limit: 100}, "removed and made again")
+			if err := appendRecord(p, turnRecords(t, m.ID, 5, time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			os.Chtimes(p, m.CreatedAt, m.CreatedAt)
+			checkListMatches(t, s, home, nil, ListOptions{Limit: 100}, "appended to again")
+		})
+	}
+}
+
 // TestLostIndexCacheIsRebuilt: without its cache file (deleted, or
 // damaged) the index is rebuilt from the rollouts, the same.
 func TestLostIndexCacheIsRebuilt(t *testing.T) {

@@ -145,10 +145,15 @@ func (w *watcher) event(fd int, wd int32, mask uint32, name string) {
 	}
 	dir, ok := w.wds[wd]
 	if mask&unix.IN_IGNORED != 0 {
+		// The watch is gone (its directory deleted or moved): if a
+		// directory comes back at that path, it is listed and watched
+		// again.
 		if ok {
 			delete(w.wds, wd)
 			if w.dirs[dir] == wd {
 				delete(w.dirs, dir)
+				x.touchDir(dir)
+				x.touchDir(filepath.Dir(dir))
 			}
 		}
 		return
