@@ -136,10 +136,12 @@
 // file is read again: the files are the only truth, the cache only saves
 // reading them. A build (or a batch of more than 256 new files) reads each
 // file's first line only, the session's meta: enough to sort it by
-// creation time and to filter it by cwd, provider and source. A page reads
-// the rest of the files of the entries it reaches (whether a thread has a
-// turn, its preview for a search, the turns' statuses for the summary),
-// and the background reads the others', at half of one processor.
+// creation time and to filter it by cwd, provider and source; it reads the
+// 101 newest live files (by the time in their names) whole, and first. A
+// page reads the rest of the files of the entries it reaches (whether a
+// thread has a turn, its preview for a search, the turns' statuses for the
+// summary), and the background reads the others', at half of one
+// processor, a second after the build.
 //
 // SQLite (modernc.org/sqlite) was considered and not chosen: the files
 // stay the only truth either way, so a database would still need the same
