@@ -14,56 +14,59 @@ import (
 	"github.com/agentd-dev/agentd/core/model"
 )
 
-// BenchmarkList10k measures thread/list over 10,000 stored threads: a
-// process start without the index cache (every file read), a process start
-// with it, and calls on a running store.
-func BenchmarkList10k(b *testing.B) {
-	home := b.TempDir()
-	var total int64
-	at := baseTime
-	for i := range 10_000 {
-		at = at.Add(time.Duration(1+i%7) * time.Minute)
-		m := testMeta(uuid7At(at, i), at)
-		m.ModelProvider = []string{"openai", "mock"}[i%2]
-		p := writeThreadFile(b, home, m, 1+i%5, "")
-		st, _ := os.Stat(p)
-		total += st.Size()
+// BenchmarkList measures thread/list over 10,000 and 100,000 stored
+// threads: the first call of a process that has no index cache (every
+// file read), the first call of a process that has one, and calls on a
+// running store (a page is a seek and a step per entry: the same at any
+// size), watching the home or polling it.
+func BenchmarkList(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("threads=%d", n), func(b *testing.B) { benchmarkList(b, n) })
 	}
-	b.Logf("10000 threads, %.1f MiB of rollouts", float64(total)/(1<<20))
-	opts := Options{NoGitInfo: true, NoIndexWarmUp: true}
+}
 
-	b.Run("cold-no-cache", func(b *testing.B) {
+func benchmarkList(b *testing.B, n int) {
+	home := b.TempDir()
+	total := writeManyThreads(b, home, n)
+	b.Logf("%d threads, %.1f MiB of rollouts", n, float64(total)/(1<<20))
+	opts := Options{NoGitInfo: true, NoIndexWarmUp: true}
+	first := func(b *testing.B, o Options) {
 		for b.Loop() {
-			s, _ := Open(home, Options{NoGitInfo: true, NoIndexCache: true, NoIndexWarmUp: true})
+			s, _ := Open(home, o)
 			if page, _, _, err := s.List(ListOptions{}); err != nil || len(page) != DefaultListLimit {
 				b.Fatal(err)
 			}
+			// Not timed: stopping the background pass the call started.
 			b.StopTimer()
 			s.Close()
 			b.StartTimer()
 		}
+	}
+	b.Run("first-no-cache", func(b *testing.B) {
+		defer reportCPU(b)()
+		first(b, Options{NoGitInfo: true, NoIndexCache: true, NoIndexWarmUp: true})
 	})
 	// Write the cache once.
 	s, _ := Open(home, opts)
 	s.List(ListOptions{})
 	s.Close()
-	b.Run("cold-with-cache", func(b *testing.B) {
-		for b.Loop() {
-			s, _ := Open(home, opts)
-			if page, _, _, err := s.List(ListOptions{}); err != nil || len(page) != DefaultListLimit {
-				b.Fatal(err)
-			}
-			// Not timed: the background re-stat the first call started.
-			b.StopTimer()
-			s.Close()
-			b.StartTimer()
-		}
+	b.Run("first-after-open", func(b *testing.B) {
+		defer reportCPU(b)()
+		first(b, opts)
 	})
 	warm := func(name string, o Options, lo ListOptions) {
 		b.Run(name, func(b *testing.B) {
 			s, _ := Open(home, o)
 			defer s.Close()
 			s.List(lo)
+			// Not timed: the background re-stat of the files the cache
+			// brought, and the reading of the files it has read the first
+			// line of only.
+			<-s.idx.checked
+			s.idx.urgeFinish()
+			for s.idx.countPartial() > 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
 			defer reportCPU(b)()
 			for b.Loop() {
 				if _, _, _, err := s.List(lo); err != nil {
@@ -73,8 +76,55 @@ func BenchmarkList10k(b *testing.B) {
 		})
 	}
 	warm("warm", opts, ListOptions{})
+	warm("warm-poll", Options{NoGitInfo: true, NoIndexWarmUp: true, NoIndexWatch: true}, ListOptions{})
+	warm("warm-page-5", opts, ListOptions{Cursor: cursor{key: baseTime.Add(time.Duration(n/2) * time.Minute).UnixNano(), id: "~"}.String()})
 	warm("warm-updated-asc-filtered", opts, ListOptions{SortKey: SortUpdatedAt, Direction: SortAsc, ModelProviders: []string{"mock"}, SearchTerm: "prompt 0"})
-	warm("warm-restat-every-file", Options{NoGitInfo: true, NoIndexWarmUp: true, IndexRevalidate: -1}, ListOptions{})
+	warm("warm-search-no-match", opts, ListOptions{SearchTerm: "no thread says this"})
+}
+
+// writeManyThreads writes n threads of one to three turns into home's
+// sessions, one minute apart from baseTime, half of them of provider
+// "mock", and returns their total size. Six templates written once are
+// copied with each thread's id and dates, which writes 100,000 threads in
+// seconds.
+func writeManyThreads(b testing.TB, home string, n int) int64 {
+	tmplHome := b.TempDir()
+	var tmpls [][]byte
+	tmplAt := baseTime
+	var tmplIDs []string
+	for i := range 6 {
+		id := uuid7At(tmplAt, 900_000+i)
+		m := testMeta(id, tmplAt)
+		m.ModelProvider = []string{"openai", "mock"}[i%2]
+		tmpls = append(tmpls, must(os.ReadFile(writeThreadFile(b, tmplHome, m, 1+i%3, ""))))
+		tmplIDs = append(tmplIDs, id)
+	}
+	const layout = "2006-01-02T15:04:05.000Z"
+	oldAt := tmplAt.Format(layout)
+	var total int64
+	dirs := map[string]bool{}
+	for i := range n {
+		at := baseTime.Add(time.Duration(i) * time.Minute)
+		id := uuid7At(at, i)
+		k := i % 6
+		body := strings.ReplaceAll(string(tmpls[k]), tmplIDs[k], id)
+		body = strings.ReplaceAll(body, oldAt, at.Format(layout))
+		p := filepath.Join(datedDir(home, at), FileName(at, id))
+		if d := filepath.Dir(p); !dirs[d] {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				b.Fatal(err)
+			}
+			dirs[d] = true
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			b.Fatal(err)
+		}
+		total += int64(len(body))
+	}
+	return total
 }
 
 // recordRichTurn records a turn with reasoning, a command and an answer.

@@ -96,18 +96,56 @@
 //
 // thread/list is answered from an in-memory index of per-file summaries
 // (meta, preview, turn statuses, last model; names come from the session
-// index, read again as it grows), cached between runs in
-// <home>/rollout-index.v2.gob keyed by path, inode, size and mtime. SQLite
-// (modernc.org/sqlite) was considered and not chosen: the files stay the
-// only truth either way, so a database would still need the same staleness
-// checks against the directory tree, while adding a large dependency, a
-// second file format to migrate and WAL files in the user's home. 10,000
-// summaries are a few megabytes, and filtering and sorting them in memory
-// takes a few milliseconds. Staleness is caught by directory mtimes (files
-// added, moved, deleted), by this process's own writes, by re-checking
-// files modified in the last two seconds (caught mid-write), and by a
-// background re-stat of every file every Options.IndexRevalidate (appends
-// by other processes). A grown file is read only from where its last scan
-// stopped; a moved file (same inode, size and mtime) is not read again. The
-// store builds the index in the background as soon as it is opened.
+// index, read again as it grows). The listable summaries are kept sorted,
+// per listing (live, archived) and per key (creation time, modification
+// time), in chunked sorted lists: a page is a seek to the cursor and a
+// step per entry, whatever the number of threads. Filters that the orders
+// do not follow (model providers, cwd, source kinds, a search) are checked
+// on the entries walked, until the page is full: a filter that matches few
+// threads walks further, a search that matches none walks them all.
+//
+// The index follows the files, not the other way round: every call first
+// takes the changes since the last one. Where it can, it watches the home
+// (inotify: one watch per directory under the roots), and the events, with
+// this process's own writes, name the files to stat and read again (from
+// where their last scan stopped when they only grew) and the directories
+// to list again; a call drains the event queue itself, so it sees every
+// change made before it began. Where it cannot watch (not Linux, the limit
+// of watches reached), each call stats every directory (their mtimes say
+// when files were added, moved or deleted), files modified within two
+// seconds of their reading are checked again until they settle, and a
+// background pass re-stats every file every Options.IndexRevalidate
+// (appends by other processes). When watching, that pass runs every five
+// minutes, as a safety net (a network file system written from another
+// host sends no events).
+//
+// The index is cached between runs in <home>/rollout-index.v3.bin: a
+// binary file of the summaries and the directories' listings, its strings
+// stored once each, checked by a CRC, loaded without a decoder per field
+// and in parallel parts. The store builds the index in the background a
+// moment after it is opened (a starting daemon answers its first
+// handshakes first): the cache, then the directories whose mtime changed
+// since it was saved are listed again, and the files added are read. A
+// first call that comes earlier builds it; one that comes during the
+// build waits for it, and helps with the reading. The files the cache
+// brought are re-stat'ed in the background a second after; until that
+// ends, a page stats its own entries (and reads again those that
+// changed), and a listing by modification time waits for it.
+//
+// Without the cache (deleted, damaged, of another version or home), every
+// file is read again: the files are the only truth, the cache only saves
+// reading them. A build (or a batch of more than 256 new files) reads each
+// file's first line only, the session's meta: enough to sort it by
+// creation time and to filter it by cwd, provider and source; it reads the
+// 101 newest live files (by the time in their names) whole, and first. A
+// page reads the rest of the files of the entries it reaches (whether a
+// thread has a turn, its preview for a search, the turns' statuses for the
+// summary), and the background reads the others', at half of one
+// processor, a second after the build.
+//
+// SQLite (modernc.org/sqlite) was considered and not chosen: the files
+// stay the only truth either way, so a database would still need the same
+// staleness checks against the directory tree, while adding a large
+// dependency, a second file format to migrate and WAL files in the user's
+// home.
 package rollout

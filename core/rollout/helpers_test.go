@@ -152,22 +152,8 @@ func writeThreadFile(t testing.TB, home string, meta SessionMeta, turns int, nam
 		t.Fatal(err)
 	}
 	b = append(b, first...)
-	at := meta.CreatedAt
 	for i := range turns {
-		tid := fmt.Sprintf("%s-t%d", meta.ID, i)
-		add := func(msg core.EventMsg) {
-			at = at.Add(time.Millisecond)
-			if b, err = appendEvent(b, meta.ID, at, core.Event{TurnID: tid, Msg: msg}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		add(core.TurnStarted{Kind: core.TurnRegular, StartedAt: at})
-		prompt := fmt.Sprintf("prompt %d of %s", i, meta.ID)
-		b = appendLine(b, at, LineResponseItem, tid, model.NewTextMessage("", "user", prompt).Raw())
-		add(core.ItemCompleted{Item: core.UserMessageItem{ID: tid + "-u", Content: []core.UserInput{core.TextInput(prompt)}}})
-		b = appendLine(b, at, LineResponseItem, tid, model.NewTextMessage("m"+tid, "assistant", "answer").Raw())
-		add(core.ItemCompleted{Item: core.AgentMessageItem{ID: "m" + tid, Text: "answer"}})
-		add(core.TurnComplete{CompletedAt: at})
+		b = append(b, turnRecords(t, meta.ID, i, meta.CreatedAt.Add(time.Duration(4*i)*time.Millisecond))...)
 	}
 	if name != "" {
 		if err := newNameIndex(home, nil).set(meta.ID, name); err != nil {
@@ -182,6 +168,29 @@ func writeThreadFile(t testing.TB, home string, meta SessionMeta, turns int, nam
 		t.Fatal(err)
 	}
 	return path
+}
+
+// turnRecords are the records of a thread's turn i (a user message, an
+// answer, completed), dated from at on, as writeThreadFile writes them.
+func turnRecords(t testing.TB, threadID string, i int, at time.Time) []byte {
+	t.Helper()
+	var b []byte
+	var err error
+	tid := fmt.Sprintf("%s-t%d", threadID, i)
+	add := func(msg core.EventMsg) {
+		at = at.Add(time.Millisecond)
+		if b, err = appendEvent(b, threadID, at, core.Event{TurnID: tid, Msg: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(core.TurnStarted{Kind: core.TurnRegular, StartedAt: at})
+	prompt := fmt.Sprintf("prompt %d of %s", i, threadID)
+	b = appendLine(b, at, LineResponseItem, tid, model.NewTextMessage("", "user", prompt).Raw())
+	add(core.ItemCompleted{Item: core.UserMessageItem{ID: tid + "-u", Content: []core.UserInput{core.TextInput(prompt)}}})
+	b = appendLine(b, at, LineResponseItem, tid, model.NewTextMessage("m"+tid, "assistant", "answer").Raw())
+	add(core.ItemCompleted{Item: core.AgentMessageItem{ID: "m" + tid, Text: "answer"}})
+	add(core.TurnComplete{CompletedAt: at})
+	return b
 }
 
 func mustRead(t testing.TB, path string, opts ReadOptions) *Thread {

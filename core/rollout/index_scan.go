@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -69,17 +71,34 @@ func scanSummary(path string, prev *summary, offset int64, lim Limits) (*summary
 		return nil, 0, err
 	}
 	defer f.Close()
-	if offset > 0 {
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return nil, 0, err
-		}
+	return summarizeFile(f, st.Size(), path, prev, offset, lim, false)
+}
+
+// summarizeFile continues prev with the records of f (of size bytes, at
+// path) from offset on; head: only the first line (the session's meta).
+// The file is read up to size only: what was appended since is for the
+// next scan.
+func summarizeFile(f *os.File, size int64, path string, prev *summary, offset int64, lim Limits, head bool) (*summary, int64, error) {
+	if size > lim.maxFile() {
+		return nil, 0, fileErr(path, fmt.Errorf("%w: it is %s, more than the limit of %s", ErrFileTooLarge, byteSize(size), byteSize(lim.maxFile())))
 	}
-	s, end, err := continueSummary(f, st.Size()-offset, summaryLimits(lim, offset), prev)
+	n := size - offset
+	sl := summaryLimits(lim, offset)
+	if head {
+		// The meta line is read with one small read (a longer one is
+		// read on, as any long line).
+		n = min(n, headReadBytes)
+		sl.stopAfter = 1
+	}
+	s, end, err := continueSummary(io.NewSectionReader(f, offset, size-offset), n, sl, prev)
 	if err != nil {
 		return nil, 0, fileErr(path, err)
 	}
 	return s, offset + end, nil
 }
+
+// headReadBytes sizes the read of a file's first line.
+const headReadBytes = 8 << 10
 
 // summaryLimits are the bounds of a summary's scan from offset on.
 func summaryLimits(lim Limits, offset int64) scanLimits {
@@ -95,17 +114,27 @@ func continueSummary(r io.Reader, size int64, lim scanLimits, prev *summary) (*s
 		s.Turns = slices.Clone(prev.Turns) // the previous summary may be in use
 	}
 	s.ids = interner{}
+	lines := 0
 	end, err := scanLines(context.Background(), r, size, lim, func(b []byte, _ int, torn bool) error {
 		// A last line without its newline is not folded in: the next
 		// scan resumes before it and reads it whole (or its rest).
 		if !torn {
 			_, _ = applyRecovering(b, s.apply)
+			if lines++; lines == lim.stopAfter {
+				return errStopScan
+			}
 		}
 		return nil
 	})
+	if errors.Is(err, errStopScan) {
+		err = nil
+	}
 	s.ids = nil
 	return s, end, err
 }
+
+// errStopScan ends a scan of the first lines of a file.
+var errStopScan = errors.New("rollout: enough lines read")
 
 // errTornRecord is a line that is not one whole record.
 var errTornRecord = errors.New("rollout: the line is not one whole record")
@@ -154,6 +183,9 @@ func (s *summary) apply(b []byte) error {
 			return err
 		}
 		if !s.HasMeta {
+			// A listing needs neither instructions (the reference's
+			// base instructions are kilobytes, in every thread).
+			m.BaseInstructions, m.DeveloperInstructions = "", ""
 			s.HasMeta, s.Meta = true, m
 		}
 	case LineTurnContext:

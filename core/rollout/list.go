@@ -101,41 +101,22 @@ func (s *Store) List(opts ListOptions) (page []ThreadSummary, nextCursor, backwa
 	}
 	limit = min(limit, MaxListLimit)
 
-	type keyed struct {
-		key int64
-		id  string
-		e   *entry
+	es, more := s.idx.page(&opts, byUpdated, desc, after, limit)
+	page = make([]ThreadSummary, len(es))
+	for i, e := range es {
+		page[i] = e.summary(s.idx.names)
 	}
-	var match []keyed
-	for _, e := range s.idx.snapshot() {
-		if !opts.matches(e, s.idx.names) {
-			continue
+	if len(es) > 0 {
+		key := func(e *entry) int64 {
+			if byUpdated {
+				return e.ModNs
+			}
+			return e.createdNs
 		}
-		k := keyed{key: e.createdNs(), id: e.threadID(), e: e}
-		if byUpdated {
-			k.key = e.ModNs
-		}
-		if after != nil && !beyond(k.key, k.id, *after, desc) {
-			continue
-		}
-		match = append(match, k)
-	}
-	slices.SortFunc(match, func(a, b keyed) int {
-		c := cmpKey(a.key, a.id, b.key, b.id)
-		if desc {
-			return -c
-		}
-		return c
-	})
-	n := min(limit, len(match))
-	page = make([]ThreadSummary, n)
-	for i := range n {
-		page[i] = match[i].e.summary(s.idx.names)
-	}
-	if n > 0 {
-		backwardsCursor = cursor{key: match[0].key, id: match[0].id}.String()
-		if len(match) > n {
-			nextCursor = cursor{key: match[n-1].key, id: match[n-1].id}.String()
+		backwardsCursor = cursor{key: key(es[0]), id: es[0].id}.String()
+		if more {
+			last := es[len(es)-1]
+			nextCursor = cursor{key: key(last), id: last.id}.String()
 		}
 	}
 	return page, nextCursor, backwardsCursor, nil
@@ -160,9 +141,24 @@ func sortByUpdated(key string) (bool, error) {
 	return false, fmt.Errorf("rollout: unknown sort key %q", key)
 }
 
+// matches reports whether o selects e; names.mu is held.
 func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	s := e.Sum
-	if s == nil || !s.HasMeta || len(s.Turns) == 0 || e.Archived != o.Archived {
+	if !o.matchesMeta(e) || e.Partial || len(s.Turns) == 0 {
+		return false
+	}
+	if o.SearchTerm != "" && !strings.Contains(s.Preview, o.SearchTerm) && !strings.Contains(names.nameOfLocked(e.id, s.Name), o.SearchTerm) {
+		return false
+	}
+	return true
+}
+
+// matchesMeta reports whether o's filters on the session's meta (and the
+// listing) select e: what an entry that has read only its first line can
+// say.
+func (o *ListOptions) matchesMeta(e *entry) bool {
+	s := e.Sum
+	if s == nil || !s.HasMeta || e.Archived != o.Archived {
 		return false
 	}
 	if len(o.ModelProviders) > 0 && !slices.Contains(o.ModelProviders, s.Meta.ModelProvider) {
@@ -171,16 +167,10 @@ func (o *ListOptions) matches(e *entry, names *nameIndex) bool {
 	if len(o.Cwd) > 0 && !slices.Contains(o.Cwd, s.Meta.Cwd) {
 		return false
 	}
-	if len(o.SourceKinds) > 0 && !slices.Contains(o.SourceKinds, s.Meta.Source) {
-		return false
-	}
-	if o.SearchTerm != "" && !strings.Contains(names.nameOf(e.threadID(), s.Name), o.SearchTerm) && !strings.Contains(s.Preview, o.SearchTerm) {
-		return false
-	}
-	return true
+	return len(o.SourceKinds) == 0 || slices.Contains(o.SourceKinds, s.Meta.Source)
 }
 
-func (e *entry) createdNs() int64 {
+func (e *entry) computeCreatedNs() int64 {
 	if t := e.Sum.Meta.CreatedAt; !t.IsZero() {
 		return t.UnixNano()
 	}
@@ -196,8 +186,8 @@ func (e *entry) summary(names *nameIndex) ThreadSummary {
 	s := e.Sum
 	m := s.Meta
 	ts := ThreadSummary{
-		ID: e.threadID(), Preview: s.Preview, Name: names.nameOf(e.threadID(), s.Name), Cwd: m.Cwd, ModelProvider: m.ModelProvider,
-		Model: m.Model, Effort: m.Effort, CreatedAt: time.Unix(0, e.createdNs()).UTC(), UpdatedAt: time.Unix(0, e.ModNs).UTC(),
+		ID: e.id, Preview: s.Preview, Name: names.nameOf(e.id, s.Name), Cwd: m.Cwd, ModelProvider: m.ModelProvider,
+		Model: m.Model, Effort: m.Effort, CreatedAt: time.Unix(0, e.createdNs).UTC(), UpdatedAt: time.Unix(0, e.ModNs).UTC(),
 		Source: m.Source, ThreadSource: m.ThreadSource, Originator: m.Originator, CLIVersion: m.CLIVersion,
 		Path: e.Path, ForkedFromID: m.ForkedFromID, Archived: e.Archived, TurnCount: len(s.Turns),
 		LastTurnFailed: s.lastTurnFailed(),
@@ -261,13 +251,4 @@ func cmpKey(ak int64, aid string, bk int64, bid string) int {
 		return 1
 	}
 	return strings.Compare(aid, bid)
-}
-
-// beyond reports whether (key, id) comes after c in the listing order.
-func beyond(key int64, id string, c cursor, desc bool) bool {
-	r := cmpKey(key, id, c.key, c.id)
-	if desc {
-		return r < 0
-	}
-	return r > 0
 }

@@ -113,11 +113,19 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	if err := checkRegular(st); err != nil {
 		return nil, nil, fileErr(path, err)
 	}
+	return openListed(path)
+}
+
+// openListed is openRegular for a path a directory listing just gave as
+// a regular file (the index's scans of the home): the type is not checked
+// before the open, only after it, which saves a stat per file.
+func openListed(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, nil, fileErr(path, err)
 	}
-	if st, err = f.Stat(); err == nil {
+	st, err := f.Stat()
+	if err == nil {
 		err = checkRegular(st)
 	}
 	if err != nil {

@@ -445,9 +445,13 @@ func TestOldIndexCacheIsReplaced(t *testing.T) {
 	// would keep them unlisted: it is not read, and is removed.
 	home := t.TempDir()
 	putRefThread(t, home, refLegacyID, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), refLegacyThread)
-	old := filepath.Join(home, oldIndexCacheName)
-	if err := os.WriteFile(old, []byte("stale"), 0o600); err != nil {
-		t.Fatal(err)
+	var olds []string
+	for _, name := range oldIndexCacheNames {
+		old := filepath.Join(home, name)
+		if err := os.WriteFile(old, []byte("stale"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		olds = append(olds, old)
 	}
 	s, err := Open(home, Options{NoGitInfo: true})
 	if err != nil {
@@ -459,8 +463,13 @@ func TestOldIndexCacheIsReplaced(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if fileExists(old) || !fileExists(filepath.Join(home, indexCacheName)) {
-		t.Fatal("the old cache is still there, or the new one is missing")
+	for _, old := range olds {
+		if fileExists(old) {
+			t.Fatalf("the old cache %s is still there", old)
+		}
+	}
+	if !fileExists(filepath.Join(home, indexCacheName)) {
+		t.Fatal("the new cache is missing")
 	}
 }
 

@@ -26,6 +26,9 @@ type scanLimits struct {
 	// firstMeta requires the first line to be a session_meta record of
 	// at most MetaLineBytes, or the scan fails with ErrNotRollout.
 	firstMeta bool
+	// stopAfter, when set, is how many whole lines a summary folds in
+	// before it stops (continueSummary).
+	stopAfter int
 }
 
 // readLimits are the bounds of a whole-file read under lim.

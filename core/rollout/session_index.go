@@ -45,15 +45,6 @@ func newNameIndex(home string, warn func(string)) *nameIndex {
 	return &nameIndex{path: filepath.Join(home, SessionIndexName), warn: warn, names: map[string]string{}}
 }
 
-// lookup returns a thread's name in the index as of the last refresh, and
-// whether it has one.
-func (n *nameIndex) lookup(id string) (string, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	name, ok := n.names[id]
-	return name, ok
-}
-
 // refresh reads what the file gained since the last refresh.
 func (n *nameIndex) refresh() {
 	n.mu.Lock()
@@ -171,7 +162,14 @@ func (n *nameIndex) warnf(format string, args ...any) {
 // nameOf is a thread's name: the session index's, else the one its file
 // recorded (format 1).
 func (n *nameIndex) nameOf(id, recorded string) string {
-	if name, ok := n.lookup(id); ok {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.nameOfLocked(id, recorded)
+}
+
+// nameOfLocked is nameOf with n.mu held.
+func (n *nameIndex) nameOfLocked(id, recorded string) string {
+	if name, ok := n.names[id]; ok {
 		return name
 	}
 	return recorded

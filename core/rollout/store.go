@@ -44,13 +44,19 @@ type Options struct {
 	QueueSize int
 	// NoGitInfo stops Create from reading the cwd's git repository.
 	NoGitInfo bool
-	// IndexRevalidate is how often List re-stats every rollout file to
-	// notice appends made by other processes (default 2 s; negative: on
-	// every call). Files added, moved or deleted are noticed on every
-	// call regardless, and so are this process's own writes.
+	// IndexRevalidate is how often the index re-stats every rollout file
+	// in the background, to notice appends made by other processes where
+	// it cannot watch the home (default 2 s; negative: on every call,
+	// synchronously). Where it watches the home (inotify), changes are
+	// seen as they happen, and the pass runs every 5 minutes at most, as
+	// a safety net. This process's own writes are noticed at once
+	// regardless, and so are files added, moved or deleted.
 	IndexRevalidate time.Duration
 	// NoIndexCache keeps the index in memory only.
 	NoIndexCache bool
+	// NoIndexWatch makes the index poll the home's directories (their
+	// mtimes, at each call) instead of watching them.
+	NoIndexWatch bool
 	// NoIndexWarmUp stops Open from building the index in the background
 	// (the first List then builds it).
 	NoIndexWarmUp bool

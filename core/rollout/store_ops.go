@@ -24,6 +24,7 @@ func (s *Store) Archive(threadID string) (string, error) {
 	if err := moveFile(loc.Path, dst); err != nil {
 		return "", err
 	}
+	s.idx.moved(loc.Path, dst)
 	return dst, nil
 }
 
@@ -46,6 +47,7 @@ func (s *Store) Unarchive(threadID string) (string, error) {
 	if err := moveFile(loc.Path, dst); err != nil {
 		return "", err
 	}
+	s.idx.moved(loc.Path, dst)
 	now := time.Now()
 	if err := os.Chtimes(dst, now, now); err != nil {
 		return "", err
@@ -65,6 +67,7 @@ func (s *Store) Delete(threadID string) error {
 		}
 		return err
 	}
+	s.idx.touch(loc.Path)
 	return syncDirFunc(filepath.Dir(loc.Path))
 }
 

@@ -56,9 +56,16 @@ func (t *target) newHome(name string) (home, cwd string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	cwd, err = t.configure(home)
+	return home, cwd, err
+}
+
+// configure writes the target's config into home (the mock's URL) and
+// makes its workspace, whose path it returns.
+func (t *target) configure(home string) (cwd string, err error) {
 	cwd = filepath.Join(home, "workspace")
 	if err := os.MkdirAll(cwd, 0o700); err != nil {
-		return "", "", err
+		return "", err
 	}
 	cfg := fmt.Sprintf(`model = "mock-model"
 model_provider = "mock"
@@ -73,7 +80,7 @@ requires_openai_auth = false
 request_max_retries = 0
 stream_max_retries = 0
 `, t.mockURL)
-	return home, cwd, os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
+	return cwd, os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
 }
 
 // start runs the target on home (made by newHome) with a WebSocket

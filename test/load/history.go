@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentd-dev/agentd/core"
@@ -24,16 +25,10 @@ func (r *run) history() {
 	k, items := r.sz.threads, r.sz.historyItems
 	name := fmt.Sprintf("history: %s stored threads, one of %s items", thousands(int64(k)), thousands(int64(items)))
 	r.scenario("hist", name, func(ctx context.Context) error {
-		home, cwd, err := r.t.newHome("history")
+		home, big, err := r.historyHome(k, items)
 		if err != nil {
 			return err
 		}
-		genStart := time.Now()
-		big, err := writeHistory(home, cwd, k, items)
-		if err != nil {
-			return fmt.Errorf("writing the threads: %v", err)
-		}
-		r.logf("%d threads written in %.1f s", k, time.Since(genStart).Seconds())
 
 		cold, err := r.historyPass(ctx, home, big, true)
 		if err != nil {
@@ -57,6 +52,57 @@ func (r *run) history() {
 		r.add(name, "hist/resume-warm", "thread/resume by a second client → first event (loaded)", ms(cold.resumeWarm), "ms")
 		return nil
 	})
+}
+
+// historyHome returns a home with k stored threads, one of them (big) of
+// items items: a new one, or with -history-home one kept from an earlier
+// run at the same sizes, its index cache removed (the first start must be
+// one).
+func (r *run) historyHome(k, items int) (home, big string, err error) {
+	write := func(home, cwd string) (string, error) {
+		genStart := time.Now()
+		big, err := writeHistory(home, cwd, k, items)
+		if err != nil {
+			return "", fmt.Errorf("writing the threads: %v", err)
+		}
+		r.logf("%d threads written in %.1f s", k, time.Since(genStart).Seconds())
+		return big, nil
+	}
+	if r.sz.historyHome == "" || r.t.ref {
+		home, cwd, err := r.t.newHome("history")
+		if err != nil {
+			return "", "", err
+		}
+		big, err := write(home, cwd)
+		return home, big, err
+	}
+	home = filepath.Join(r.sz.historyHome, fmt.Sprintf("threads-%d-items-%d", k, items))
+	marker := filepath.Join(home, "agentd-load-history")
+	cwd, err := r.t.configure(home)
+	if err != nil {
+		return "", "", err
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		big = strings.TrimSpace(string(b))
+		r.logf("using the %d threads kept in %s", k, home)
+	} else {
+		if err := os.RemoveAll(filepath.Join(home, rollout.SessionsDir)); err != nil {
+			return "", "", err
+		}
+		if big, err = write(home, cwd); err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(marker, []byte(big+"\n"), 0o600); err != nil {
+			return "", "", err
+		}
+	}
+	caches, _ := filepath.Glob(filepath.Join(home, "rollout-index.*"))
+	for _, c := range caches {
+		if err := os.Remove(c); err != nil {
+			return "", "", err
+		}
+	}
+	return home, big, nil
 }
 
 // historyFigures are one start's timings.

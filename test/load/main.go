@@ -50,14 +50,17 @@ func (f fanoutCase) String() string { return fmt.Sprintf("%d@%d", f.subs, f.rate
 
 // sizes are every scenario's sizes; flags set them.
 type sizes struct {
-	conns          int
-	fanout         []fanoutCase
-	fanoutSeconds  float64
-	turns          int
-	turnDeltas     int
-	turnCmd        int // 1: each turn runs a command
-	threads        int
-	historyItems   int
+	conns         int
+	fanout        []fanoutCase
+	fanoutSeconds float64
+	turns         int
+	turnDeltas    int
+	turnCmd       int // 1: each turn runs a command
+	threads       int
+	historyItems  int
+	// historyHome keeps agentd's history homes (one per size) between
+	// runs; "" writes a new one each run.
+	historyHome    string
 	longDeltas     int
 	longItems      int
 	loaded         int
@@ -117,6 +120,7 @@ func runHarness(args []string) int {
 	turnCommand := fs.Bool("turn-command", true, "turns: each turn runs a short command (exec_command)")
 	fs.IntVar(&sz.threads, "threads", 10_000, "history: stored threads")
 	fs.IntVar(&sz.historyItems, "history-items", 5_000, "history: items of the thread read and resumed")
+	fs.StringVar(&sz.historyHome, "history-home", "", "history: keep agentd's stored threads under this directory (one home per size) and use them again in later runs, instead of writing them each run (its index cache is removed before the first start)")
 	fs.IntVar(&sz.longDeltas, "long-deltas", 20_000, "long turn: deltas")
 	fs.IntVar(&sz.longItems, "long-items", 200, "long turn: items")
 	fs.IntVar(&sz.loaded, "loaded", 1_000, "loaded: idle loaded threads")
