@@ -82,7 +82,9 @@ func (t *target) start(home string) (*daemon, error) {
 	if t.ref {
 		args = []string{"app-server", "--listen", url}
 	} else {
-		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn"}
+		// --max-connections: its default (1,024) is below the
+		// connections scenario's sizes.
+		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn", "--max-connections", "1000000"}
 	}
 	cmd := exec.Command(t.bin, args...)
 	cmd.Dir = filepath.Join(home, "workspace")
