@@ -61,7 +61,9 @@ type Conn struct {
 	srv    *Server
 	stream transport.Stream
 	info   transport.Info
-	log    *zap.Logger
+	log    connLog
+	// logger is made on first use (connLog).
+	logger atomic.Pointer[zap.Logger]
 	out    *outbox
 	// internal marks the engine's own probe connection: it is not
 	// counted, listed or broadcast to.
@@ -76,7 +78,6 @@ type Conn struct {
 
 	done       chan struct{} // closed when the connection has ended
 	closeOnce  sync.Once
-	writerDone chan struct{}
 	streamDone chan struct{}
 	// handlers counts this connection's running handlers.
 	handlers sync.WaitGroup
@@ -85,7 +86,8 @@ type Conn struct {
 	// warnedSlow is set once the client was logged as falling behind.
 	warnedSlow atomic.Bool
 
-	// mu guards the fields that follow.
+	// mu guards the fields that follow. The maps are made when first
+	// written to (most connections never hold a server request).
 	mu         sync.Mutex
 	closed     bool
 	inflight   int
@@ -108,25 +110,26 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		srv:        s,
 		stream:     st,
 		info:       info,
-		out:        newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull),
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
-		writerDone: make(chan struct{}),
 		streamDone: make(chan struct{}),
-		calls:      map[int64]*Call{},
-		onClose:    map[int]func(){},
-		open:       map[*Request]struct{}{},
 	}
-	fields := []zap.Field{zap.Uint64("conn", id), zap.String("transport", info.Transport)}
-	if info.Remote != "" {
-		fields = append(fields, zap.String("remote", info.Remote))
-	}
-	if info.Principal != "" || info.Scope != scope.Admin {
-		fields = append(fields, zap.Stringer("scope", info.Scope), zap.String("principal", info.Principal))
-	}
-	c.log = s.log.With(fields...)
+	c.log = connLog{c}
+	c.out = newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull, c.startWriter)
 	return c
+}
+
+// connFields are the fields of the connection's log lines.
+func (c *Conn) connFields() []zap.Field {
+	fields := []zap.Field{zap.Uint64("conn", c.id), zap.String("transport", c.info.Transport)}
+	if c.info.Remote != "" {
+		fields = append(fields, zap.String("remote", c.info.Remote))
+	}
+	if c.info.Principal != "" || c.info.Scope != scope.Admin {
+		fields = append(fields, zap.Stringer("scope", c.info.Scope), zap.String("principal", c.info.Principal))
+	}
+	return fields
 }
 
 // ID returns the connection's id, unique within the process.
@@ -171,9 +174,6 @@ func (c *Conn) OptedOut(method string) bool {
 	return ok
 }
 
-// Logger returns the connection's logger (with its id as a field).
-func (c *Conn) Logger() *zap.Logger { return c.log }
-
 // Context returns a context cancelled when the connection ends.
 func (c *Conn) Context() context.Context { return c.ctx }
 
@@ -194,6 +194,9 @@ func (c *Conn) OnClose(fn func()) (remove func()) {
 	}
 	id := c.nextHook
 	c.nextHook++
+	if c.onClose == nil {
+		c.onClose = map[int]func(){}
+	}
 	c.onClose[id] = fn
 	c.mu.Unlock()
 	return func() {
@@ -211,6 +214,9 @@ func (c *Conn) trackOpen(r *Request) bool {
 	defer c.mu.Unlock()
 	if c.givenUp {
 		return false
+	}
+	if c.open == nil {
+		c.open = map[*Request]struct{}{}
 	}
 	c.open[r] = struct{}{}
 	return true
@@ -243,7 +249,7 @@ var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "%s", ErrShuttingDo
 func (c *Conn) giveUpOpen(ctx context.Context) {
 	c.mu.Lock()
 	open := c.open
-	c.open = map[*Request]struct{}{}
+	c.open = nil
 	c.givenUp = true
 	c.mu.Unlock()
 	for r := range open {
@@ -323,23 +329,29 @@ func (c *Conn) sendError(id json.RawMessage, perr *protocol.Error) bool {
 	return c.enqueue(context.Background(), errorMsg(id, perr))
 }
 
-// run serves the connection until it ends. It returns once the stream is
-// closed.
+// run serves the connection until it ends, reading on the calling
+// goroutine. It returns once the stream is closed and its reader stopped
+// (a stdio read, which cannot be interrupted, keeps it until stdin
+// closes).
+//
+// An idle connection has this one goroutine: the writer runs only while
+// there is something to write (startWriter), since every goroutine holds
+// a stack of several kilobytes.
 func (c *Conn) run() {
 	c.log.Info("connection opened")
-	go c.writeLoop()
-	go func() {
-		err := c.readLoop()
-		c.readEnded(err)
-	}()
+	c.readEnded(c.readLoop())
 	<-c.done
 	<-c.streamDone
 }
 
-// writeLoop is the only writer of the stream: it takes what the outbox
-// holds, writes it and flushes, until the outbox is closed and drained.
+// startWriter starts the writer; the outbox calls it when it holds
+// something to write and no writer runs.
+func (c *Conn) startWriter() { go c.writeLoop() }
+
+// writeLoop is the only writer of the stream while it runs: it takes what
+// the outbox holds, writes it and flushes, until the outbox has nothing
+// to take.
 func (c *Conn) writeLoop() {
-	defer close(c.writerDone)
 	var batch []outMsg
 	for {
 		var ok bool
@@ -349,15 +361,22 @@ func (c *Conn) writeLoop() {
 		}
 		for i := range batch {
 			if err := c.stream.Write(c.ctx, batch[i].data); err != nil {
-				c.closeWith(writeError(err))
+				c.writeFailed(err)
 				return
 			}
 		}
 		if err := c.stream.Flush(); err != nil {
-			c.closeWith(writeError(err))
+			c.writeFailed(err)
 			return
 		}
 	}
+}
+
+// writeFailed ends the connection after a failed write, and the writer
+// with it.
+func (c *Conn) writeFailed(err error) {
+	c.closeWith(writeError(err))
+	c.out.writerGone()
 }
 
 func writeError(err error) error {
@@ -428,7 +447,7 @@ func (c *Conn) drain(ctx context.Context) {
 	}
 	c.out.close()
 	select {
-	case <-c.writerDone:
+	case <-c.out.drained():
 	case <-flush.Done():
 	case <-c.done:
 	}
@@ -450,7 +469,7 @@ func (c *Conn) closeWith(reason error) {
 		calls := c.calls
 		c.calls = nil
 		hooks := c.onClose
-		c.onClose = map[int]func(){}
+		c.onClose = nil
 		c.mu.Unlock()
 
 		fields := []zap.Field{zap.Int("pendingServerRequests", len(calls)), zap.Uint64("coalesced", c.out.coalescedCount())}

@@ -63,7 +63,10 @@ func (m *outMsg) params() []byte {
 }
 
 // outbox is a connection's bounded outbound queue. Many goroutines push;
-// exactly one (the connection's writer) takes.
+// one writer at a time takes. The writer runs only while there is
+// something to take: the outbox starts one (start) when a message it can
+// take is queued and none runs, and the writer stops when take finds
+// nothing (so that an idle connection holds no writer goroutine).
 //
 // Overflow policy, in order: (1) while the client is behind, a coalescible
 // delta is merged into the last queued delta of its stream (same method
@@ -112,17 +115,22 @@ type outbox struct {
 	coalesceAt int
 	maxBytes   int
 	wait       bool
-
-	ready chan struct{} // 1-buffered: "there may be something to take"
+	// start starts a writer, which calls take until it returns false.
+	start func()
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
 	q       []outMsg
-	inBatch int  // messages the writer took and may still be writing
-	behind  bool // see the type's doc
-	closed  bool
-	space   chan struct{} // closed and replaced when room appears
-	waiting int           // pushers waiting for room
+	writing bool // a writer runs: start was called, take has not returned false since
+	// done is closed once the outbox is closed, empty and no writer runs
+	// (made on demand: drained).
+	done     chan struct{}
+	doneShut bool
+	inBatch  int  // messages the writer took and may still be writing
+	behind   bool // see the type's doc
+	closed   bool
+	space    chan struct{} // closed and replaced when room appears
+	waiting  int           // pushers waiting for room
 	// unfilled counts the unfilled slots in q, held the held messages in
 	// q; batchHeld says the writer's batch had held messages. Together
 	// they say whether the engine's backlog lasts (see the type's doc).
@@ -137,8 +145,9 @@ type outbox struct {
 }
 
 // newOutbox returns an outbox of limit messages and maxBytes bytes (see
-// the type's doc); wait makes a full outbox make pushers wait.
-func newOutbox(limit, maxBytes int, wait bool) *outbox {
+// the type's doc); wait makes a full outbox make pushers wait. start
+// starts a writer (see the type's doc).
+func newOutbox(limit, maxBytes int, wait bool, start func()) *outbox {
 	if limit < 1 {
 		limit = 1
 	}
@@ -154,7 +163,7 @@ func newOutbox(limit, maxBytes int, wait bool) *outbox {
 		coalesceAt: at,
 		maxBytes:   maxBytes,
 		wait:       wait,
-		ready:      make(chan struct{}, 1),
+		start:      start,
 		space:      make(chan struct{}),
 	}
 }
@@ -190,8 +199,11 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 		}
 		if (!engine && n < o.limit) || (engine && o.bytes < o.maxBytes) {
 			o.appendLocked(msgs, engine)
+			start := o.needWriterLocked()
 			o.mu.Unlock()
-			o.wake()
+			if start {
+				o.start()
+			}
 			return nil
 		}
 		if !o.wait {
@@ -263,15 +275,63 @@ func (o *outbox) fill(s *slot, msgs []outMsg) {
 			break
 		}
 	}
+	start := o.needWriterLocked()
 	o.mu.Unlock()
-	o.wake()
+	if start {
+		o.start()
+	}
 }
 
-func (o *outbox) wake() {
-	select {
-	case o.ready <- struct{}{}:
-	default:
+// needWriterLocked reports whether a writer must be started, because q
+// starts with something to take and no writer runs; it then counts the
+// writer as running. o.mu must be held.
+func (o *outbox) needWriterLocked() bool {
+	if o.writing || len(o.q) == 0 || (o.q[0].slot != nil && !o.q[0].slot.filled) {
+		return false
 	}
+	o.writing = true
+	return true
+}
+
+// writerStopsLocked records that the writer stopped, and that everything
+// was written when the outbox is closed and empty. o.mu must be held.
+func (o *outbox) writerStopsLocked() {
+	o.writing = false
+	if o.closed && len(o.q) == 0 {
+		o.shutDoneLocked()
+	}
+}
+
+func (o *outbox) shutDoneLocked() {
+	if o.doneShut {
+		return
+	}
+	o.doneShut = true
+	if o.done != nil {
+		close(o.done)
+	}
+}
+
+// drained returns a channel closed once the outbox is closed and what it
+// held was written (or dropped by abort).
+func (o *outbox) drained() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done == nil {
+		o.done = make(chan struct{})
+		if o.doneShut {
+			close(o.done)
+		}
+	}
+	return o.done
+}
+
+// writerGone records that the writer stopped without taking again (its
+// write failed; the connection is aborted).
+func (o *outbox) writerGone() {
+	o.mu.Lock()
+	o.writerStopsLocked()
+	o.mu.Unlock()
 }
 
 // mergeLocked merges m into the last queued message when both are deltas
@@ -357,65 +417,58 @@ type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// take waits for messages and returns the ones the writer may write now
-// (everything before the first unfilled slot, filled slots replaced by
-// their messages), reusing buf. It returns false once the outbox is
-// closed and empty.
+// take returns the messages the writer may write now (everything before
+// the first unfilled slot, filled slots replaced by their messages),
+// reusing buf. It returns false when there are none: the writer then
+// stops, and a new one is started when there are (a push, a fill).
 func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	// The writer comes back for more: it has written its last batch.
 	o.batchHeld = false
-	o.mu.Unlock()
-	for {
-		o.mu.Lock()
-		avail := 0
-		for avail < len(o.q) && (o.q[avail].slot == nil || o.q[avail].slot.filled) {
-			avail++
-		}
-		if avail > 0 {
-			clear(buf)
-			out := buf[:0]
-			for _, m := range o.q[:avail] {
-				o.bytes -= m.size
-				if m.held {
-					o.held--
-					o.batchHeld = true
-				}
-				if m.slot != nil {
-					out = append(out, m.slot.msgs...)
-					continue
-				}
-				m.finish()
-				out = append(out, m)
+	avail := 0
+	for avail < len(o.q) && (o.q[avail].slot == nil || o.q[avail].slot.filled) {
+		avail++
+	}
+	if avail > 0 {
+		clear(buf)
+		out := buf[:0]
+		for _, m := range o.q[:avail] {
+			o.bytes -= m.size
+			if m.held {
+				o.held--
+				o.batchHeld = true
 			}
-			rest := len(o.q) - avail
-			copy(o.q, o.q[avail:])
-			clear(o.q[rest:])
-			o.q = o.q[:rest]
-			o.inBatch = len(out)
-			if o.waiting > 0 {
-				close(o.space)
-				o.space = make(chan struct{})
+			if m.slot != nil {
+				out = append(out, m.slot.msgs...)
+				continue
 			}
-			o.mu.Unlock()
-			return out, true
+			m.finish()
+			out = append(out, m)
 		}
-		if len(o.q) > 0 {
-			// A response not made yet heads the queue: wait for fill.
-			o.mu.Unlock()
-			<-o.ready
-			continue
+		rest := len(o.q) - avail
+		copy(o.q, o.q[avail:])
+		clear(o.q[rest:])
+		o.q = o.q[:rest]
+		o.inBatch = len(out)
+		if o.waiting > 0 {
+			close(o.space)
+			o.space = make(chan struct{})
 		}
+		return out, true
+	}
+	clear(buf) // the messages written last are not kept while idle
+	if len(o.q) == 0 {
 		// The writer has written everything: the client caught up.
 		o.inBatch = 0
 		o.behind = false
-		if o.closed {
-			o.mu.Unlock()
-			return nil, false
-		}
-		o.mu.Unlock()
-		<-o.ready
+		// An idle connection keeps no queue.
+		o.q = nil
 	}
+	// Otherwise a response not made yet heads the queue: fill starts a
+	// writer again.
+	o.writerStopsLocked()
+	return nil, false
 }
 
 // close stops new pushes; what is queued is still taken (drained).
@@ -426,8 +479,10 @@ func (o *outbox) close() {
 		close(o.space)
 		o.space = make(chan struct{})
 	}
+	if !o.writing && len(o.q) == 0 {
+		o.shutDoneLocked()
+	}
 	o.mu.Unlock()
-	o.wake()
 }
 
 // abort stops new pushes and drops what is queued: the connection is gone.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,6 +30,10 @@ func response(id int) outMsg {
 	return outMsg{data: data}
 }
 
+// noWriter is the start of an outbox whose writer is the test itself: it
+// calls take.
+func noWriter() {}
+
 func drainAll(o *outbox) []outMsg {
 	var all []outMsg
 	o.close()
@@ -44,7 +47,7 @@ func drainAll(o *outbox) []outMsg {
 }
 
 func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
-	o := newOutbox(8, 1<<30, false) // coalescing starts at 4 queued
+	o := newOutbox(8, 1<<30, false, noWriter) // coalescing starts at 4 queued
 	for i := 0; i < 3; i++ {
 		if err := o.push(context.Background(), delta(t, "a", fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
@@ -97,7 +100,7 @@ func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
 // Once behind, a client stays behind until the writer drained everything:
 // a writer that progresses in small steps does not reset coalescing.
 func TestOutboxBehindUntilCaughtUp(t *testing.T) {
-	o := newOutbox(4, 1<<30, false) // behind from 2 messages of backlog
+	o := newOutbox(4, 1<<30, false, noWriter) // behind from 2 messages of backlog
 	push := func(m outMsg) {
 		t.Helper()
 		if err := o.push(context.Background(), m); err != nil {
@@ -118,25 +121,13 @@ func TestOutboxBehindUntilCaughtUp(t *testing.T) {
 		t.Fatalf("batch %d %s", len(batch), batch[0].data)
 	}
 	// The writer finds the queue empty: caught up; deltas queue singly.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b, _ := o.take(batch)
-		if len(b) != 1 {
-			t.Errorf("after catching up: %d", len(b))
-		}
-	}()
-	for {
-		o.mu.Lock()
-		caughtUp := !o.behind
-		o.mu.Unlock()
-		if caughtUp {
-			break
-		}
-		runtime.Gosched()
+	if _, ok := o.take(batch); ok {
+		t.Fatal("took more than was queued")
 	}
 	push(delta(t, "a", "5"))
-	<-done
+	if b, _ := o.take(nil); len(b) != 1 {
+		t.Errorf("after catching up: %d", len(b))
+	}
 	push(delta(t, "a", "6"))
 	if all := drainAll(o); len(all) != 1 || !strings.Contains(string(all[0].params()), `"delta":"6"`) {
 		t.Fatalf("got %d", len(all))
@@ -144,7 +135,7 @@ func TestOutboxBehindUntilCaughtUp(t *testing.T) {
 }
 
 func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
-	o := newOutbox(2, 1<<30, false)
+	o := newOutbox(2, 1<<30, false, noWriter)
 	for i := 0; i < 2; i++ {
 		if err := o.push(context.Background(), response(i)); err != nil {
 			t.Fatal(err)
@@ -159,7 +150,7 @@ func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 	}
 
 	synctest.Test(t, func(t *testing.T) {
-		o := newOutbox(1, 1<<30, true)
+		o := newOutbox(1, 1<<30, true, noWriter)
 		if err := o.push(context.Background(), response(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +190,7 @@ func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 }
 
 func TestOutboxCloseDrainsThenEnds(t *testing.T) {
-	o := newOutbox(4, 1<<30, false)
+	o := newOutbox(4, 1<<30, false, noWriter)
 	_ = o.push(context.Background(), response(1))
 	o.close()
 	if err := o.push(context.Background(), response(2)); !errors.Is(err, errOutboxClosed) {
@@ -291,7 +282,7 @@ func TestCoalesceRules(t *testing.T) {
 func TestOutboxSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		o := newOutbox(8, 1<<30, true)
+		o := newOutbox(8, 1<<30, true, noWriter)
 		o.push(ctx, response(1))
 		s, err := o.reserve(ctx)
 		if err != nil {
@@ -302,20 +293,11 @@ func TestOutboxSlot(t *testing.T) {
 		if len(got) != 1 || string(got[0].data) != string(response(1).data) {
 			t.Fatalf("took %d messages, want only the one before the slot", len(got))
 		}
-		var taken []outMsg
-		done := make(chan struct{})
-		go func() {
-			taken, _ = o.take(nil)
-			close(done)
-		}()
-		synctest.Wait()
-		select {
-		case <-done:
+		if taken, ok := o.take(nil); ok {
 			t.Fatalf("writer passed an unfilled slot: took %d messages", len(taken))
-		default:
 		}
 		o.fill(s, []outMsg{response(2), note(t, "thread/started", nil)})
-		<-done
+		taken, _ := o.take(nil)
 		want := []string{string(response(2).data), "thread/started", "turn/started"}
 		if len(taken) != len(want) {
 			t.Fatalf("took %d messages, want %d", len(taken), len(want))
@@ -344,7 +326,7 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 	for _, wait := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
-			o := newOutbox(2, 1<<30, wait)
+			o := newOutbox(2, 1<<30, wait, noWriter)
 			s, _ := o.reserve(ctx)
 			for i := 0; i < 5; i++ {
 				if err := o.push(ctx, response(i)); err != nil {
@@ -381,14 +363,11 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 			// The writer comes back for more: it has written the held
 			// messages, and the limit applies to what comes next. It takes
 			// one message and is slow to write it.
-			taken := make(chan []outMsg, 1)
-			go func() {
-				b, _ := o.take(b)
-				taken <- b
-			}()
-			synctest.Wait()
+			if _, ok := o.take(b); ok {
+				t.Fatal("took more than was queued")
+			}
 			o.push(ctx, response(6))
-			if b := <-taken; len(b) != 1 {
+			if b, _ := o.take(b); len(b) != 1 {
 				t.Fatalf("took %d messages, want 1", len(b))
 			}
 			o.push(ctx, response(7))
@@ -430,7 +409,7 @@ func TestOutboxEngineBacklogNeverOverflowsAReader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		const limit, requests, items, rounds = 16, 64, 40, 5
-		o := newOutbox(limit, 1<<30, false)
+		o := newOutbox(limit, 1<<30, false, noWriter)
 		var want []string           // authoritative messages, in order
 		sent := map[string]string{} // item → its text
 		push := func(m outMsg, what string) {
@@ -481,14 +460,9 @@ func TestOutboxEngineBacklogNeverOverflowsAReader(t *testing.T) {
 
 		// The writer has written it all and waits for more: the limit
 		// applies again to a client that stops reading.
-		back := make(chan []outMsg, 1)
-		go func() {
-			b, _ := o.take(nil)
-			back <- b
-		}()
-		synctest.Wait()
+		take()
 		push(response(1000), "the first message after the backlog")
-		got = append(got, <-back...)
+		take()
 		want = append(want, string(response(1000).data))
 		for i := 0; i < limit; i++ {
 			push(response(1001+i), "a message within the limit")
@@ -548,7 +522,7 @@ func TestOutboxEngineBacklogBoundedByMemory(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			const maxBytes = 4096
-			o := newOutbox(4, maxBytes, wait)
+			o := newOutbox(4, maxBytes, wait, noWriter)
 			s, _ := o.reserve(ctx)
 			// Fill the queue to its memory limit behind the place:
 			// items that cannot merge.
@@ -612,7 +586,7 @@ func TestOutboxEngineBacklogBoundedByMemory(t *testing.T) {
 // never across an authoritative message, and never into an older delta of
 // its stream past a newer one.
 func TestOutboxMergesInterleavedStreams(t *testing.T) {
-	o := newOutbox(1024, 1<<30, false)
+	o := newOutbox(1024, 1<<30, false, noWriter)
 	push := func(m outMsg) {
 		t.Helper()
 		if err := o.push(context.Background(), m); err != nil {
@@ -655,7 +629,7 @@ func TestOutboxMergesInterleavedStreams(t *testing.T) {
 // A delta whose stream's last delta is full is queued on its own: it is
 // never merged into an older delta of its stream, past the full one.
 func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
-	o := newOutbox(1024, 1<<30, false)
+	o := newOutbox(1024, 1<<30, false, noWriter)
 	o.mu.Lock()
 	o.behind = true
 	o.mu.Unlock()
@@ -675,4 +649,55 @@ func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
 	if want := "a:start a:xxxxx b:b a:end"; strings.Join(got, " ") != want {
 		t.Fatalf("got %v, want %s", got, want)
 	}
+}
+
+// A writer runs only while there is something to take: the outbox starts
+// one when a message it can take is queued and none runs (never a second
+// one), the writer stops when take finds nothing, and a filled slot at the
+// head starts one again. drained is closed once the closed outbox was
+// written out.
+func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
+	ctx := context.Background()
+	starts := 0
+	o := newOutbox(8, 1<<30, false, func() { starts++ })
+	want := func(n int, when string) {
+		t.Helper()
+		if starts != n {
+			t.Fatalf("%s: %d writers started, want %d", when, starts, n)
+		}
+	}
+	want(0, "new")
+	o.push(ctx, response(1))
+	want(1, "first message")
+	o.push(ctx, response(2))
+	want(1, "second message, the writer running")
+	if b, ok := o.take(nil); !ok || len(b) != 2 {
+		t.Fatalf("take: %v %d", ok, len(b))
+	}
+	o.push(ctx, response(3))
+	want(1, "a message while the writer writes")
+	o.take(nil)
+	if _, ok := o.take(nil); ok {
+		t.Fatal("took from an empty outbox")
+	}
+	want(1, "the writer stopped")
+	s, _ := o.reserve(ctx)
+	o.push(ctx, response(4))
+	want(1, "an unfilled slot heads the queue")
+	o.fill(s, []outMsg{response(5)})
+	want(2, "the slot filled")
+	o.close()
+	select {
+	case <-o.drained():
+		t.Fatal("drained with messages queued")
+	default:
+	}
+	if b, ok := o.take(nil); !ok || len(b) != 2 {
+		t.Fatalf("take: %v %d", ok, len(b))
+	}
+	if _, ok := o.take(nil); ok {
+		t.Fatal("took from an empty outbox")
+	}
+	<-o.drained()
+	want(2, "closed")
 }

@@ -498,7 +498,7 @@ func (s *Server) Shutdown(reason string) {
 			c.giveUpOpen(flush)
 			c.out.close()
 			select {
-			case <-c.writerDone:
+			case <-c.out.drained():
 			case <-flush.Done():
 			}
 			c.closeWith(nil)
