@@ -62,8 +62,7 @@ type Conn struct {
 	stream transport.Stream
 	info   transport.Info
 	log    connLog
-	// logger is made on first use (connLog).
-	logger atomic.Pointer[zap.Logger]
+	in     inbox
 	out    *outbox
 	// internal marks the engine's own probe connection: it is not
 	// counted, listed or broadcast to.
@@ -116,6 +115,7 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		streamDone: make(chan struct{}),
 	}
 	c.log = connLog{c}
+	c.in.start = c.startDispatcher
 	c.out = newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull, c.startWriter)
 	return c
 }
@@ -334,9 +334,10 @@ func (c *Conn) sendError(id json.RawMessage, perr *protocol.Error) bool {
 // (a stdio read, which cannot be interrupted, keeps it until stdin
 // closes).
 //
-// An idle connection has this one goroutine: the writer runs only while
-// there is something to write (startWriter), since every goroutine holds
-// a stack of several kilobytes.
+// An idle connection has this one goroutine, blocked in a read: the
+// dispatcher runs only while there is something to dispatch (inbox), the
+// writer only while there is something to write (outbox), since every
+// goroutine holds a stack of several kilobytes.
 func (c *Conn) run() {
 	c.log.Info("connection opened")
 	c.readEnded(c.readLoop())
@@ -386,27 +387,57 @@ func writeError(err error) error {
 	return errors.Join(errors.New("write failed"), err)
 }
 
-// readLoop reads and dispatches messages until the stream ends. It never
-// waits on a handler: requests run on their own goroutines; responses and
-// notifications are handled in place without blocking.
+// readLoop reads messages and passes them to the dispatcher, until the
+// stream ends. It never waits on a handler: dispatching never does
+// (requests run on their own goroutines; responses and notifications are
+// handled in place without blocking).
 func (c *Conn) readLoop() error {
 	for {
 		data, err := c.stream.Read(c.ctx)
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
-				c.log.Warn("message over the size limit", zap.Int("limit", c.srv.lim.MaxMessageBytes))
-				c.sendError(nullID, protocol.Errorf(protocol.CodeParseError,
-					"Parse error: message exceeds the limit of %d bytes", c.srv.lim.MaxMessageBytes))
+				if !c.in.push(inMsg{tooLarge: true}) {
+					return nil
+				}
 				continue
+			}
+			if errors.Is(err, io.EOF) && c.info.DrainOnEOF {
+				// What was read before the end is handled before the
+				// drain waits for what is in flight.
+				c.in.waitDispatched()
 			}
 			return err
 		}
-		c.dispatch(data)
+		if !c.in.push(inMsg{data: data}) {
+			return nil
+		}
 		select {
 		case <-c.done:
 			return nil
 		default:
 		}
+	}
+}
+
+// startDispatcher starts a dispatcher; the inbox calls it when it holds
+// something to dispatch and none runs.
+func (c *Conn) startDispatcher() { go c.dispatchLoop() }
+
+// dispatchLoop dispatches what the inbox holds, in order, until it holds
+// nothing.
+func (c *Conn) dispatchLoop() {
+	for {
+		m, ok := c.in.take()
+		if !ok {
+			return
+		}
+		if m.tooLarge {
+			c.log.Warn("message over the size limit", zap.Int("limit", c.srv.lim.MaxMessageBytes))
+			c.sendError(nullID, protocol.Errorf(protocol.CodeParseError,
+				"Parse error: message exceeds the limit of %d bytes", c.srv.lim.MaxMessageBytes))
+			continue
+		}
+		c.dispatch(m.data)
 	}
 }
 
@@ -479,6 +510,7 @@ func (c *Conn) closeWith(reason error) {
 			c.log.Info("connection closed", fields...)
 		}
 		c.out.abort()
+		c.in.close()
 		c.cancel()
 		for _, call := range calls {
 			call.end(nil, ErrConnClosed)

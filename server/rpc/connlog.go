@@ -6,11 +6,11 @@ import (
 )
 
 // connLog is a connection's logging: the engine's logger with the
-// connection's fields (connFields). That *zap.Logger is made on the first
-// line logged at an enabled level, because a zap logger With fields holds
-// their encoded form in a buffer of its own (a kilobyte or more), which
-// an idle connection, logging nothing at the configured level, need not
-// hold.
+// connection's fields (connFields). A zap logger With fields holds their
+// encoded form in a buffer of its own (a kilobyte or more), which an idle
+// connection need not hold: a connection keeps no logger, and makes one
+// (lazily encoded) for each line it logs at an enabled level, which is a
+// few in its life at the default level.
 type connLog struct{ c *Conn }
 
 func (l connLog) Debug(msg string, fields ...zap.Field) { l.log(zapcore.DebugLevel, msg, fields) }
@@ -25,14 +25,8 @@ func (l connLog) log(level zapcore.Level, msg string, fields []zap.Field) {
 	l.c.Logger().Log(level, msg, fields...)
 }
 
-// Logger returns the connection's logger (with its id as a field).
+// Logger returns the connection's logger (with its id as a field). The
+// fields are encoded only if something is logged with it.
 func (c *Conn) Logger() *zap.Logger {
-	if lg := c.logger.Load(); lg != nil {
-		return lg
-	}
-	lg := c.srv.log.With(c.connFields()...)
-	if c.logger.CompareAndSwap(nil, lg) {
-		return lg
-	}
-	return c.logger.Load()
+	return c.srv.log.WithLazy(c.connFields()...)
 }

@@ -162,7 +162,7 @@ func (r *Request) Logger() *zap.Logger {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.log == nil {
-		r.log = r.conn.Logger().With(logID(r.id), logMethod(r.method))
+		r.log = r.conn.srv.log.WithLazy(append(r.conn.connFields(), logID(r.id), logMethod(r.method))...)
 	}
 	return r.log
 }
