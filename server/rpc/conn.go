@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -92,7 +93,7 @@ type Conn struct {
 	inflight   int
 	calls      map[int64]*Call // server requests awaiting an answer
 	nextCallID int64
-	onClose    map[int]func()
+	onClose    []closeHook
 	nextHook   int
 	// open holds the requests being handled (not answered yet); givenUp
 	// is set once they were answered for their handlers at the shutdown
@@ -194,16 +195,24 @@ func (c *Conn) OnClose(fn func()) (remove func()) {
 	}
 	id := c.nextHook
 	c.nextHook++
-	if c.onClose == nil {
-		c.onClose = map[int]func(){}
-	}
-	c.onClose[id] = fn
+	c.onClose = append(c.onClose, closeHook{id, fn})
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		delete(c.onClose, id)
+		if i := slices.IndexFunc(c.onClose, func(h closeHook) bool { return h.id == id }); i >= 0 {
+			c.onClose = slices.Delete(c.onClose, i, i+1)
+			if len(c.onClose) == 0 {
+				c.onClose = nil
+			}
+		}
 		c.mu.Unlock()
 	}
+}
+
+// closeHook is a function OnClose registered.
+type closeHook struct {
+	id int
+	fn func()
 }
 
 // trackOpen and untrackOpen keep the set of requests being handled.
@@ -233,6 +242,10 @@ func (c *Conn) isGivenUp() bool {
 func (c *Conn) untrackOpen(r *Request) {
 	c.mu.Lock()
 	delete(c.open, r)
+	if len(c.open) == 0 {
+		// An idle connection keeps no map (a map keeps its size).
+		c.open = nil
+	}
 	c.mu.Unlock()
 }
 
@@ -524,8 +537,8 @@ func (c *Conn) closeWith(reason error) {
 			close(c.streamDone)
 		}()
 		c.srv.removeConn(c)
-		for _, fn := range hooks {
-			go fn()
+		for _, h := range hooks {
+			go h.fn()
 		}
 	})
 }

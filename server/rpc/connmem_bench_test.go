@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,8 +19,11 @@ import (
 
 // BenchmarkIdleWSConnection measures what an idle, initialized WebSocket
 // connection costs the server: the live heap, the goroutine stacks and the
-// goroutines each one holds once its handshake and its initialize are
-// done (issue 17: 10,000 of them in 256 MiB of RSS). Each op opens
+// goroutines each one holds once its handshake, its initialize and one
+// request as thread/resume makes it (ordered by thread, its response
+// first, a hook for the connection's end) are done (issue 17: 10,000 of
+// them in 256 MiB of RSS). What the thread layer keeps for a subscriber is
+// not included. Each op opens
 // idleConns connections, measures, and closes them. The clients are raw
 // sockets that send hand-made frames and run no goroutine, so that what is
 // measured is the server's (the heap figure includes the client socket's
@@ -29,6 +33,12 @@ func BenchmarkIdleWSConnection(b *testing.B) {
 	// Logging as the daemon does by default: JSON lines at info level.
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	s := New(Options{Limits: testLimits, Home: b.TempDir(), Logger: log})
+	Handle(s, "x/subscribe", func(_ context.Context, r *Request, _ *json.RawMessage) (any, error) {
+		r.ResponseFirst()
+		r.Conn().OnClose(func() {})
+		return map[string]string{"thread": "t"}, nil
+	})
+	Order(s, ByThread, "x/subscribe")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := s.Listen(ctx, []string{"ws://127.0.0.1:0"}, ListenOptions{}); err != nil {
@@ -102,10 +112,21 @@ func dialInitialized(b *testing.B, addr string, i int) net.Conn {
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
 		b.Fatalf("upgrade: %v %v", resp, err)
 	}
-	init := fmt.Sprintf(`{"id":%d,"method":"initialize","params":{"clientInfo":{"name":"bench","version":"1"}}}`, i)
-	if _, err := c.Write(clientFrame(init)); err != nil {
-		b.Fatal(err)
+	for _, msg := range []string{
+		fmt.Sprintf(`{"id":%d,"method":"initialize","params":{"clientInfo":{"name":"bench","version":"1"}}}`, i),
+		`{"id":"s","method":"x/subscribe","params":{"threadId":"t"}}`,
+	} {
+		if _, err := c.Write(clientFrame(msg)); err != nil {
+			b.Fatal(err)
+		}
+		readFrame(b, br)
 	}
+	return c
+}
+
+// readFrame reads and drops one server frame of less than 64 KiB.
+func readFrame(b *testing.B, br *bufio.Reader) {
+	b.Helper()
 	var h [2]byte
 	if _, err := io.ReadFull(br, h[:]); err != nil {
 		b.Fatal(err)
@@ -121,7 +142,6 @@ func dialInitialized(b *testing.B, addr string, i int) net.Conn {
 	if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
 		b.Fatal(err)
 	}
-	return c
 }
 
 // clientFrame is a masked text frame of less than 64 KiB.

@@ -81,6 +81,9 @@ func (l *lines) run(key string, fn func()) {
 			l.mu.Lock()
 			if len(line.queue) == 0 {
 				delete(l.by, key)
+				if len(l.by) == 0 {
+					l.by = nil // an idle connection keeps no map
+				}
 				next = nil
 			} else {
 				next, line.queue = line.queue[0], line.queue[1:]

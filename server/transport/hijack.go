@@ -11,12 +11,14 @@ import (
 // The buffers of an upgraded WebSocket connection. coder/websocket reads
 // and writes through the bufio pair the HTTP server hands over on Hijack,
 // 4 KiB each, for the life of the connection: 8 KiB of an idle
-// connection's memory. A frame header and a typical message (a request, a
-// delta notification: a few hundred bytes) fit in these; a larger payload
-// is read into the message or written from it directly, past the buffer,
-// so a larger message costs one more system call, not a copy.
+// connection's memory. A frame header and a typical message fit in these
+// (a request; a delta notification: a few hundred bytes; the write buffer
+// is the larger because notifications are the bulk of the traffic); a
+// larger payload is read into the message or written from it directly,
+// past the buffer, so a larger message costs one more system call, not a
+// copy.
 const (
-	wsReadBuffer  = 1 << 10
+	wsReadBuffer  = 512
 	wsWriteBuffer = 1 << 10
 )
 
