@@ -68,18 +68,19 @@ func waitStarted(d *Daemon, method string, n int) {
 
 // A WebSocket client that stops reading: its deltas are coalesced (all
 // text arrives, in fewer messages), then, when authoritative messages
-// overflow its queue, it is disconnected with a logged reason. Other
-// clients are unaffected throughout.
+// overflow its queue's memory limit (512 × 64 KiB: 32 MiB), it is
+// disconnected with a logged reason. Other clients are unaffected
+// throughout.
 func TestSlowWebSocketReader(t *testing.T) {
 	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true,
-		Config: []string{"server.outbound_queue_size=64"}})
+		Config: []string{"server.outbound_queue_size=512"}})
 	slow := d.DialWS(WSOptions{ReceiveBuffer: 16 << 10})
 	slow.Initialize("slow", nil)
 	fast := d.DialWS(WSOptions{})
 	fast.Initialize("fast", nil)
 
-	// Phase 1: 1000 deltas of 16 KiB for one item while the client does
-	// not read.
+	// Phase 1: 1000 deltas of 16 KiB for one item (16 MiB) while the
+	// client does not read.
 	const n = 1000
 	base := strings.Repeat("d", 16<<10)
 	slow.Pause()

@@ -117,7 +117,7 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 	}
 	c.log = connLog{c}
 	c.in.start = c.startDispatcher
-	c.out = newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull, c.startWriter)
+	c.out = newOutbox(s.lim.OutboundQueueSize/2, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull, c.startWriter)
 	return c
 }
 
