@@ -83,14 +83,20 @@ type Conn struct {
 	handlers sync.WaitGroup
 	// serial runs the requests that share an ordering key in turn.
 	serial lines
+	// slots holds a token for each of its requests being handled
+	// (MaxInflightPerConnection).
+	slots chan struct{}
 	// warnedSlow is set once the client was logged as falling behind.
 	warnedSlow atomic.Bool
 
 	// mu guards the fields that follow. The maps are made when first
 	// written to (most connections never hold a server request).
-	mu         sync.Mutex
-	closed     bool
+	mu     sync.Mutex
+	closed bool
+	// inflight counts the admitted requests (running or waiting their
+	// turn); queued is what those waiting count (MaxQueuedRequestBytes).
 	inflight   int
+	queued     int
 	calls      map[int64]*Call // server requests awaiting an answer
 	nextCallID int64
 	onClose    []closeHook
@@ -114,6 +120,7 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		cancel:     cancel,
 		done:       make(chan struct{}),
 		streamDone: make(chan struct{}),
+		slots:      make(chan struct{}, s.lim.MaxInflightPerConnection),
 	}
 	c.log = connLog{c}
 	c.in.start = c.startDispatcher

@@ -121,6 +121,9 @@ type Request struct {
 	// cancel ends it (with ErrRequestCancelled for $/cancelRequest).
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// waiting is what the request counts against its connection's
+	// MaxQueuedRequestBytes until it runs (0: it was not to wait).
+	waiting int
 
 	// mu guards the fields that follow.
 	mu       sync.Mutex

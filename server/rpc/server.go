@@ -18,11 +18,19 @@ import (
 
 // Limits bound what the engine accepts and holds.
 type Limits struct {
-	// MaxInflightPerConnection bounds requests being handled for one
-	// connection; past it a request is answered -32001 at once.
+	// MaxInflightPerConnection bounds the requests of one connection
+	// being handled at once; past it, requests wait their turn.
 	MaxInflightPerConnection int
-	// MaxInflight bounds requests being handled in total.
+	// MaxInflight bounds the requests being handled at once in total;
+	// past it, requests wait their turn.
 	MaxInflight int
+	// MaxQueuedRequestBytes bounds, per connection, what the requests
+	// waiting for their turn hold: each counts its size and
+	// queuedRequestOverhead. A request that would wait while the
+	// connection's waiting requests hold that much is answered -32001 at
+	// once (one of any size may always wait). 0: none waits; past the
+	// in-flight limits a request is answered -32001.
+	MaxQueuedRequestBytes int
 	// MaxMessageBytes caps one message in either direction.
 	MaxMessageBytes int
 	// OutboundQueueSize is each connection's outbound queue, in messages.
@@ -61,9 +69,12 @@ type Server struct {
 	// stops (Cancellable).
 	cancellable map[string]bool
 
-	// work counts running handlers of all connections; Add happens under
-	// mu, before draining is set, so Wait in shutdown is safe.
+	// work counts the admitted requests of all connections (running or
+	// waiting their turn); Add happens under mu, before draining is set,
+	// so Wait in shutdown is safe.
 	work sync.WaitGroup
+	// slots holds a token for each request being handled (MaxInflight).
+	slots chan struct{}
 
 	// stop receives a reason when something other than the caller's
 	// context ends the server (stdin closed).
@@ -79,6 +90,7 @@ type Server struct {
 	mu         sync.Mutex
 	conns      map[uint64]*Conn
 	nextConnID uint64
+	// inflight counts the admitted requests (running or waiting).
 	inflight   int
 	draining   bool
 	drainHooks []func(context.Context)
@@ -106,7 +118,10 @@ func New(opts Options) *Server {
 		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
 	}
 	drain, startDrain := context.WithCancelCause(context.Background())
+	opts.Limits.MaxInflight = max(opts.Limits.MaxInflight, 1)
+	opts.Limits.MaxInflightPerConnection = max(opts.Limits.MaxInflightPerConnection, 1)
 	return &Server{
+		slots:       make(chan struct{}, opts.Limits.MaxInflight),
 		drain:       drain,
 		startDrain:  startDrain,
 		opts:        opts,
