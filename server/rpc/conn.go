@@ -249,10 +249,6 @@ func (c *Conn) isGivenUp() bool {
 func (c *Conn) untrackOpen(r *Request) {
 	c.mu.Lock()
 	delete(c.open, r)
-	if len(c.open) == 0 {
-		// An idle connection keeps no map (a map keeps its size).
-		c.open = nil
-	}
 	c.mu.Unlock()
 }
 
@@ -370,15 +366,18 @@ func (c *Conn) run() {
 func (c *Conn) startWriter() { go c.writeLoop() }
 
 // writeLoop is the only writer of the stream while it runs: it takes what
-// the outbox holds, writes it and flushes, until the outbox has nothing
-// to take.
+// the outbox holds, writes it and flushes, and waits for more, until the
+// outbox tells it to stop (idle, or closed and drained).
 func (c *Conn) writeLoop() {
 	var batch []outMsg
 	for {
 		var ok bool
 		batch, ok = c.out.take(batch)
 		if !ok {
-			return
+			if !c.out.park() {
+				return
+			}
+			continue
 		}
 		for i := range batch {
 			if err := c.stream.Write(c.ctx, batch[i].data); err != nil {
@@ -421,11 +420,11 @@ func (c *Conn) readLoop() error {
 				}
 				continue
 			}
-			if errors.Is(err, io.EOF) && c.info.DrainOnEOF {
-				// What was read before the end is handled before the
-				// drain waits for what is in flight.
-				c.in.waitDispatched()
-			}
+			// What was read before the end is dispatched before the end
+			// is handled, as if the reader dispatched it itself: a
+			// request a client sent just before it left still runs, and
+			// at a stdio client's EOF the drain waits for it.
+			c.in.waitDispatched()
 			return err
 		}
 		if !c.in.push(inMsg{data: data}) {
@@ -439,17 +438,33 @@ func (c *Conn) readLoop() error {
 	}
 }
 
+// trimIdle drops the maps of a connection gone idle (a map keeps the size
+// it grew to): its requests being handled and its serial lines, when
+// empty.
+func (c *Conn) trimIdle() {
+	c.mu.Lock()
+	if len(c.open) == 0 {
+		c.open = nil
+	}
+	c.mu.Unlock()
+	c.serial.trim()
+}
+
 // startDispatcher starts a dispatcher; the inbox calls it when it holds
 // something to dispatch and none runs.
 func (c *Conn) startDispatcher() { go c.dispatchLoop() }
 
-// dispatchLoop dispatches what the inbox holds, in order, until it holds
-// nothing.
+// dispatchLoop dispatches what the inbox holds, in order, and waits for
+// more, until the inbox tells it to stop (idle, or closed).
 func (c *Conn) dispatchLoop() {
 	for {
 		m, ok := c.in.take()
 		if !ok {
-			return
+			if !c.in.park() {
+				c.trimIdle()
+				return
+			}
+			continue
 		}
 		if m.tooLarge {
 			c.log.Warn("message over the size limit", zap.Int("limit", c.srv.lim.MaxMessageBytes))

@@ -163,21 +163,35 @@ func (s *Server) admit(c *Conn, size int) (waiting int, ok bool) {
 
 // acquire waits for r's turn: an in-flight slot of its connection, then
 // one of the server, in the order requests asked (a channel's waiting
-// senders are served first come, first served). It reports false when r's
-// context ended first (cancelled by the client, stopped by the drain, or
-// its connection ended). Either way r no longer counts as waiting.
+// senders are served first come, first served). A free slot is taken at
+// once, whatever r's context says, as a request that did not wait always
+// ran. It reports false when r's context ended while it waited (cancelled
+// by the client, stopped by the drain, or its connection ended). Either
+// way r no longer counts as waiting.
 func (s *Server) acquire(c *Conn, r *Request) bool {
 	defer c.dequeued(r)
-	select {
-	case c.slots <- struct{}{}:
-	case <-r.ctx.Done():
+	if !take(c.slots, r.ctx) {
 		return false
 	}
-	select {
-	case s.slots <- struct{}{}:
-		return true
-	case <-r.ctx.Done():
+	if !take(s.slots, r.ctx) {
 		<-c.slots
+		return false
+	}
+	return true
+}
+
+// take puts a token in slots: at once when there is room, otherwise when
+// there is room before ctx ends (false).
+func take(slots chan struct{}, ctx context.Context) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
 		return false
 	}
 }

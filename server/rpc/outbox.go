@@ -66,10 +66,12 @@ func (m *outMsg) params() []byte {
 }
 
 // outbox is a connection's bounded outbound queue. Many goroutines push;
-// one writer at a time takes. The writer runs only while there is
-// something to take: the outbox starts one (start) when a message it can
-// take is queued and none runs, and the writer stops when take finds
-// nothing (so that an idle connection holds no writer goroutine).
+// one writer at a time takes. The writer runs only while the connection
+// has output: the outbox starts one (start) when a message it can take is
+// queued and none runs; the writer waits (park) when there is nothing to
+// take, and stops once it has waited a whole tick of the server's idle
+// timer (tick), so that an idle connection holds no writer goroutine while
+// a busy one does not start one per message.
 //
 // Overflow policy, in order: (1) while the client is behind, a coalescible
 // delta is merged into the last queued delta of its stream (same method
@@ -112,7 +114,11 @@ type outbox struct {
 	// mu guards the fields that follow.
 	mu      sync.Mutex
 	q       []outMsg
-	writing bool // a writer runs: start was called, take has not returned false since
+	writing bool // a writer runs: start was called, park has not returned false since
+	// parked: the writer waits in park for ready; busy: it took something
+	// since the last tick; retire: tick asks the parked writer to stop.
+	parked, busy, retire bool
+	ready                chan struct{} // 1-buffered; made when the writer first parks
 	// done is closed once the outbox is closed, empty and no writer runs
 	// (made on demand: drained).
 	done     chan struct{}
@@ -248,13 +254,75 @@ func (o *outbox) fill(s *slot, msgs []outMsg) {
 
 // needWriterLocked reports whether a writer must be started, because q
 // starts with something to take and no writer runs; it then counts the
-// writer as running. o.mu must be held.
+// writer as running. A parked writer is woken instead. o.mu must be held.
 func (o *outbox) needWriterLocked() bool {
-	if o.writing || len(o.q) == 0 || (o.q[0].slot != nil && !o.q[0].slot.filled) {
+	if !o.takeableLocked() {
+		return false
+	}
+	if o.writing {
+		o.wakeLocked()
 		return false
 	}
 	o.writing = true
 	return true
+}
+
+// takeableLocked reports whether q starts with something to take. o.mu
+// must be held.
+func (o *outbox) takeableLocked() bool {
+	return len(o.q) > 0 && (o.q[0].slot == nil || o.q[0].slot.filled)
+}
+
+// wakeLocked wakes a parked writer. o.mu must be held.
+func (o *outbox) wakeLocked() {
+	if o.parked {
+		select {
+		case o.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// park waits until there is something to take (true), or until the
+// writer must stop (false): tick retired it, or the outbox is closed and
+// empty. The writer calls it when take returned false.
+func (o *outbox) park() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		if o.takeableLocked() {
+			return true
+		}
+		if o.retire || (o.closed && len(o.q) == 0) {
+			o.retire = false
+			if len(o.q) == 0 {
+				o.q = nil // an idle connection keeps no queue
+			}
+			o.writerStopsLocked()
+			return false
+		}
+		if o.ready == nil {
+			o.ready = make(chan struct{}, 1)
+		}
+		ready := o.ready
+		o.parked = true
+		o.mu.Unlock()
+		<-ready
+		o.mu.Lock()
+		o.parked = false
+	}
+}
+
+// tick is the server's idle timer: a writer parked since the previous
+// tick, having taken nothing, is asked to stop.
+func (o *outbox) tick() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.parked && !o.busy {
+		o.retire = true
+		o.wakeLocked()
+	}
+	o.busy = false
 }
 
 // writerStopsLocked records that the writer stopped, and that everything
@@ -383,8 +451,8 @@ func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
 // take returns the messages the writer may write now (everything before
 // the first unfilled slot, filled slots replaced by their messages),
-// reusing buf. It returns false when there are none: the writer then
-// stops, and a new one is started when there are (a push, a fill).
+// reusing buf. It returns false when there are none (the writer then
+// parks).
 func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -409,6 +477,7 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 		clear(o.q[rest:])
 		o.q = o.q[:rest]
 		o.inBatch = len(out)
+		o.busy = true
 		if o.waiting > 0 {
 			close(o.space)
 			o.space = make(chan struct{})
@@ -416,17 +485,15 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 		return out, true
 	}
 	clear(buf) // the messages written last are not kept while idle
+	buf = buf[:0]
 	if len(o.q) == 0 {
 		// The writer has written everything: the client caught up.
 		o.inBatch = 0
 		o.behind = false
-		// An idle connection keeps no queue.
-		o.q = nil
 	}
-	// Otherwise a response not made yet heads the queue: fill starts a
-	// writer again.
-	o.writerStopsLocked()
-	return nil, false
+	// Otherwise a response not made yet heads the queue: fill wakes the
+	// writer.
+	return buf, false
 }
 
 // close stops new pushes; what is queued is still taken (drained).
@@ -440,6 +507,7 @@ func (o *outbox) close() {
 	if !o.writing && len(o.q) == 0 {
 		o.shutDoneLocked()
 	}
+	o.wakeLocked() // a parked writer stops once it was drained
 	o.mu.Unlock()
 }
 

@@ -563,55 +563,80 @@ func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
 	}
 }
 
-// A writer runs only while there is something to take: the outbox starts
+// A writer runs only while the connection has output: the outbox starts
 // one when a message it can take is queued and none runs (never a second
-// one), the writer stops when take finds nothing, and a filled slot at the
-// head starts one again. drained is closed once the closed outbox was
-// written out.
+// one); the writer waits for more, and stops after a whole tick of the
+// idle timer without any, or once the closed outbox was written out
+// (drained). An unfilled slot at the head holds it until it is filled.
 func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
-	ctx := context.Background()
-	starts := 0
-	o := newOutbox(8, 1<<30, false, func() { starts++ })
-	want := func(n int, when string) {
-		t.Helper()
-		if starts != n {
-			t.Fatalf("%s: %d writers started, want %d", when, starts, n)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		starts, running := 0, 0
+		got := make(chan []outMsg) // a batch is written when the test receives it
+		var o *outbox
+		o = newOutbox(8, 1<<30, false, func() {
+			starts++
+			running++
+			go func() {
+				defer func() { running-- }()
+				var b []outMsg
+				for {
+					var ok bool
+					if b, ok = o.take(b); !ok {
+						if !o.park() {
+							return
+						}
+						continue
+					}
+					got <- slices.Clone(b)
+				}
+			}()
+		})
+		want := func(n, r int, when string) {
+			t.Helper()
+			synctest.Wait()
+			if starts != n || running != r {
+				t.Fatalf("%s: %d writers started, %d running, want %d and %d", when, starts, running, n, r)
+			}
 		}
-	}
-	want(0, "new")
-	o.push(ctx, response(1))
-	want(1, "first message")
-	o.push(ctx, response(2))
-	want(1, "second message, the writer running")
-	if b, ok := o.take(nil); !ok || len(b) != 2 {
-		t.Fatalf("take: %v %d", ok, len(b))
-	}
-	o.push(ctx, response(3))
-	want(1, "a message while the writer writes")
-	o.take(nil)
-	if _, ok := o.take(nil); ok {
-		t.Fatal("took from an empty outbox")
-	}
-	want(1, "the writer stopped")
-	s, _ := o.reserve(ctx)
-	o.push(ctx, response(4))
-	want(1, "an unfilled slot heads the queue")
-	o.fill(s, []outMsg{response(5)})
-	want(2, "the slot filled")
-	o.close()
-	select {
-	case <-o.drained():
-		t.Fatal("drained with messages queued")
-	default:
-	}
-	if b, ok := o.take(nil); !ok || len(b) != 2 {
-		t.Fatalf("take: %v %d", ok, len(b))
-	}
-	if _, ok := o.take(nil); ok {
-		t.Fatal("took from an empty outbox")
-	}
-	<-o.drained()
-	want(2, "closed")
+		recv := func(n int) { // n messages, in one batch or more
+			t.Helper()
+			for n > 0 {
+				n -= len(<-got)
+			}
+			if n < 0 {
+				t.Fatal("wrote more messages than were queued")
+			}
+		}
+		want(0, 0, "new")
+		o.push(ctx, response(1))
+		o.push(ctx, response(2))
+		recv(2)
+		want(1, 1, "two messages: one writer, waiting for more")
+		o.push(ctx, response(3))
+		recv(1)
+		want(1, 1, "a message for the waiting writer")
+		o.tick() // it wrote since the last tick
+		want(1, 1, "busy")
+		o.tick() // a whole tick idle: it stops
+		want(1, 0, "idle")
+		s, _ := o.reserve(ctx)
+		o.push(ctx, response(4))
+		want(1, 0, "an unfilled slot heads the queue")
+		o.fill(s, []outMsg{response(5)})
+		recv(2)
+		want(2, 1, "the slot filled")
+		o.push(ctx, response(6))
+		o.close()
+		select {
+		case <-o.drained():
+			t.Fatal("drained with a message queued")
+		default:
+		}
+		recv(1)
+		<-o.drained()
+		want(2, 0, "closed and written out")
+	})
 }
 
 // A client that reads at full speed while its writer is starved of CPU

@@ -102,6 +102,9 @@ type Server struct {
 	// until a slot frees up.
 	sockets, maxSockets int
 	limitWarned         bool
+	// reapStop, while the idle timer runs (reap), stops it: it is closed
+	// when the last connection ends.
+	reapStop chan struct{}
 }
 
 type boundListener struct {
@@ -223,13 +226,56 @@ func (s *Server) serveStream(st transport.Stream, internal bool) {
 	c := newConn(s, s.nextConnID, st)
 	c.internal = internal
 	s.conns[c.id] = c
+	if s.reapStop == nil {
+		s.reapStop = make(chan struct{})
+		go s.reap(s.reapStop)
+	}
 	s.mu.Unlock()
 	c.run()
+}
+
+// idleWorkerRetire is the period of the idle timer (reap): a connection's
+// writer or dispatcher that waited a whole period for work stops. Long
+// enough that a connection with steady traffic keeps them (a goroutine
+// started per message costs its start and its stack's growth every time:
+// fan-out to 50 WebSocket clients took twice as long), short enough that
+// an idle connection soon holds only its reader.
+const idleWorkerRetire = 250 * time.Millisecond
+
+// reap is the idle timer: every idleWorkerRetire it ticks every
+// connection's outbox and inbox. It runs while there are connections,
+// until stop is closed.
+func (s *Server) reap(stop <-chan struct{}) {
+	t := time.NewTicker(idleWorkerRetire)
+	defer t.Stop()
+	var conns []*Conn
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		conns = conns[:0]
+		for _, c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.out.tick()
+			c.in.tick()
+		}
+		clear(conns)
+	}
 }
 
 func (s *Server) removeConn(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c.id)
+	if len(s.conns) == 0 && s.reapStop != nil {
+		close(s.reapStop)
+		s.reapStop = nil
+	}
 	// In the same step, so that Stats counts its merges once.
 	s.counts.coalescedClosed.Add(c.out.coalescedCount())
 	s.mu.Unlock()
