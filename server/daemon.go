@@ -50,6 +50,7 @@ func NewLive(live *config.Live, log *zap.Logger, m *metrics.Metrics) *rpc.Server
 		Limits: rpc.Limits{
 			MaxInflightPerConnection: cfg.Server.MaxInflightPerConnection,
 			MaxInflight:              cfg.Server.MaxInflight,
+			MaxQueuedRequestBytes:    cfg.Server.MaxQueuedRequestBytes,
 			MaxMessageBytes:          cfg.Server.MaxMessageBytes,
 			OutboundQueueSize:        cfg.Server.OutboundQueueSize,
 			ShutdownTimeout:          cfg.Server.ShutdownTimeout,

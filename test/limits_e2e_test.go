@@ -32,13 +32,14 @@ func unixHTTPClient(path string) *http.Client {
 // listeners together: with 2, a third client on either gets HTTP 503
 // before any upgrade, and the refusals are counted in the metrics; once a
 // client leaves, a new one is admitted. The per-connection in-flight cap
-// (server.max_inflight_per_connection) answers -32001, counted as
+// (server.max_inflight_per_connection), with no room for requests to wait
+// (server.max_queued_request_bytes=0), answers -32001, counted as
 // overloaded requests.
 func TestConnectionLimit(t *testing.T) {
 	d := Start(t, Options{
 		Listen:    []string{"ws://127.0.0.1:0", "unix://" + shortTempDir(t) + "/s.sock"},
 		TestHooks: true,
-		Config:    []string{"server.max_inflight_per_connection=1"},
+		Config:    []string{"server.max_inflight_per_connection=1", "server.max_queued_request_bytes=0"},
 		Args:      []string{"--max-connections", "2", "--metrics-listen", "127.0.0.1:0"},
 	})
 	base := "http://" + d.WaitLog(func(l LogLine) bool { return strings.HasPrefix(l.Msg, "serving metrics on ") }).Str("addr")

@@ -7,12 +7,15 @@ import (
 	"testing"
 )
 
-// Under a flood, every request gets exactly one answer: the ones past the
-// in-flight limit get -32001 at once; a client response to a server
-// request still gets through, and the slots come back.
+// Under a flood, every request gets exactly one answer: past the in-flight
+// limit requests wait their turn, until what the waiting ones hold reaches
+// server.max_queued_request_bytes (each counts its size and 8 KiB: 64 KiB
+// is room for eight); the ones past that get -32001 at once. A client
+// response to a server request still gets through, the ones that waited
+// run once a slot frees up, and the slots come back.
 func TestOverloadFlood(t *testing.T) {
 	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true,
-		Config: []string{"server.max_inflight_per_connection=3"}})
+		Config: []string{"server.max_inflight_per_connection=3", "server.max_queued_request_bytes=65536"}})
 	c := d.DialWS(WSOptions{})
 	c.Initialize("flood", nil)
 
@@ -31,20 +34,42 @@ func TestOverloadFlood(t *testing.T) {
 	for i := range ids {
 		ids[i] = c.Request("test/sleep", map[string]any{"ms": 0})
 	}
+	// The first ones wait; the rest are refused, at once.
+	const room = 65536 / (8 << 10)
+	waiting := map[string]bool{}
 	for _, id := range ids {
-		m := c.Response(id)
+		waiting[string(id)] = true
+	}
+	for range flood - room {
+		m := c.Next()
+		if !waiting[string(m.ID)] {
+			t.Fatalf("unexpected answer %s", m.Raw)
+		}
 		WantError(t, m, codeOverloaded, "Server overloaded; retry later.")
 		if string(m.Error.Data) != `{"retryable":true}` {
 			t.Fatalf("data %s", m.Error.Data)
 		}
+		delete(waiting, string(m.ID))
 	}
+	for _, id := range ids[:room] {
+		if !waiting[string(id)] {
+			t.Fatalf("request %s was refused, although the ones before it hold less than the limit", id)
+		}
+	}
+	c.AssertNoMessage()
 
 	// The answer to the server request is not a request: it is routed.
 	c.Send(map[string]any{"id": req.ID, "result": map[string]string{"decision": "accept"}})
 	if m := c.Response(callID); string(m.Result) != `{"result":{"decision":"accept"}}` {
 		t.Fatalf("got %s", m.Raw)
 	}
-	// Its slot came back.
+	// Its slot runs the ones that waited.
+	for _, id := range ids[:room] {
+		if m := c.Response(id); m.Error != nil {
+			t.Fatalf("a request that waited: %s", m.Raw)
+		}
+	}
+	// The slot came back.
 	if m := c.Call("test/sleep", map[string]any{"ms": 0}); m.Error != nil {
 		t.Fatalf("got %s", m.Raw)
 	}
@@ -68,18 +93,19 @@ func waitStarted(d *Daemon, method string, n int) {
 
 // A WebSocket client that stops reading: its deltas are coalesced (all
 // text arrives, in fewer messages), then, when authoritative messages
-// overflow its queue, it is disconnected with a logged reason. Other
-// clients are unaffected throughout.
+// overflow its queue's memory limit (512 × 64 KiB: 32 MiB), it is
+// disconnected with a logged reason. Other clients are unaffected
+// throughout.
 func TestSlowWebSocketReader(t *testing.T) {
 	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true,
-		Config: []string{"server.outbound_queue_size=64"}})
+		Config: []string{"server.outbound_queue_size=512"}})
 	slow := d.DialWS(WSOptions{ReceiveBuffer: 16 << 10})
 	slow.Initialize("slow", nil)
 	fast := d.DialWS(WSOptions{})
 	fast.Initialize("fast", nil)
 
-	// Phase 1: 1000 deltas of 16 KiB for one item while the client does
-	// not read.
+	// Phase 1: 1000 deltas of 16 KiB for one item (16 MiB) while the
+	// client does not read.
 	const n = 1000
 	base := strings.Repeat("d", 16<<10)
 	slow.Pause()

@@ -17,8 +17,9 @@ const stallDeltas = 100_000
 
 // stallRSSLimit is the resident memory the daemon may reach while its
 // stdio client reads nothing during a stallDeltas-delta turn. Measured on
-// 2 cores: 23 MB, the deltas merged behind the stalled reader; 62 MB when
-// the event stream keeps every one of them.
+// 2 cores: 23 MB, the deltas merged behind the stalled reader (29 MB since
+// the outbound queue is bounded by memory, not by 1,024 messages); 62 MB
+// when the event stream keeps every one of them.
 const stallRSSLimit = 40 << 20
 
 // interleavedMessages is a model reply of two assistant messages streamed

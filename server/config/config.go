@@ -28,8 +28,14 @@ const (
 	DemoModel = "demo"
 
 	// DefaultMaxInflightPerConnection matches the reference's ingress
-	// queue (128 messages, "plenty for an interactive CLI").
+	// queue (128 messages, "plenty for an interactive CLI"); past it,
+	// requests wait (DefaultMaxQueuedRequestBytes).
 	DefaultMaxInflightPerConnection = 128
+	// DefaultMaxQueuedRequestBytes bounds, per connection, the requests
+	// waiting for an in-flight slot: about a thousand small ones (each
+	// counts its size and 8 KiB), so that a burst of pipelined requests
+	// (256 turn/starts) all run, while a flood is answered -32001.
+	DefaultMaxQueuedRequestBytes = 8 << 20
 	// DefaultMaxInflight bounds requests in flight across all connections:
 	// eight connections can saturate it, so one busy client cannot take
 	// everything, while the worst case stays bounded.
@@ -216,11 +222,16 @@ func (c *Config) ChildEnv(base []string, explicit map[string]string) []string {
 
 // ServerLimits are the [server] table's values.
 type ServerLimits struct {
-	// MaxInflightPerConnection bounds requests being handled for one
-	// connection (max_inflight_per_connection); past it: -32001.
+	// MaxInflightPerConnection bounds requests being handled at once
+	// for one connection (max_inflight_per_connection); past it, requests
+	// wait.
 	MaxInflightPerConnection int
-	// MaxInflight bounds requests being handled in total (max_inflight).
+	// MaxInflight bounds requests being handled at once in total
+	// (max_inflight); past it, requests wait.
 	MaxInflight int
+	// MaxQueuedRequestBytes bounds what a connection's waiting requests
+	// hold (max_queued_request_bytes); past it: -32001. 0: none waits.
+	MaxQueuedRequestBytes int
 	// MaxMessageBytes caps one message in either direction
 	// (max_message_bytes).
 	MaxMessageBytes int
@@ -260,6 +271,7 @@ func DefaultLimits() ServerLimits {
 	return ServerLimits{
 		MaxInflightPerConnection: DefaultMaxInflightPerConnection,
 		MaxInflight:              DefaultMaxInflight,
+		MaxQueuedRequestBytes:    DefaultMaxQueuedRequestBytes,
 		MaxMessageBytes:          DefaultMaxMessageBytes,
 		OutboundQueueSize:        DefaultOutboundQueueSize,
 		ShutdownTimeout:          DefaultShutdownTimeout,

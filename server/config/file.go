@@ -129,6 +129,7 @@ type serverTable struct {
 	MaxInflight              *int64 `toml:"max_inflight"`
 	MaxMessageBytes          *int64 `toml:"max_message_bytes"`
 	OutboundQueueSize        *int64 `toml:"outbound_queue_size"`
+	MaxQueuedRequestBytes    *int64 `toml:"max_queued_request_bytes"`
 	ShutdownTimeoutMS        *int64 `toml:"shutdown_timeout_ms"`
 	ThreadUnloadDelaySecs    *int64 `toml:"thread_unload_delay_secs"`
 	RolloutMaxLineBytes      *int64 `toml:"rollout_max_line_bytes"`

@@ -512,6 +512,7 @@ func applyServerTable(l *ServerLimits, st *serverTable) error {
 		positive("max_inflight", st.MaxInflight, 1, func(v int64) { l.MaxInflight = int(v) }),
 		positive("max_message_bytes", st.MaxMessageBytes, minMaxMessageBytes, func(v int64) { l.MaxMessageBytes = int(v) }),
 		positive("outbound_queue_size", st.OutboundQueueSize, 1, func(v int64) { l.OutboundQueueSize = int(v) }),
+		positive("max_queued_request_bytes", st.MaxQueuedRequestBytes, 0, func(v int64) { l.MaxQueuedRequestBytes = int(v) }),
 		positive("shutdown_timeout_ms", st.ShutdownTimeoutMS, 0, func(v int64) { l.ShutdownTimeout = time.Duration(v) * time.Millisecond }),
 		positive("thread_unload_delay_secs", st.ThreadUnloadDelaySecs, 0, func(v int64) { l.ThreadUnloadDelay = time.Duration(v) * time.Second }),
 		positive("rollout_max_line_bytes", st.RolloutMaxLineBytes, minRolloutBytes, func(v int64) { l.RolloutMaxLineBytes = v }),

@@ -111,6 +111,7 @@ max_inflight_per_connection = 3
 max_inflight = 7
 max_message_bytes = 4096
 outbound_queue_size = 9
+max_queued_request_bytes = 0
 shutdown_timeout_ms = 250
 thread_unload_delay_secs = 60
 rollout_max_line_bytes = 2048
@@ -138,7 +139,7 @@ rollout_max_file_bytes = 1048576
 		t.Fatalf("sandbox %+v", sb)
 	}
 	want := ServerLimits{
-		MaxInflightPerConnection: 3, MaxInflight: 7, MaxMessageBytes: 4096, OutboundQueueSize: 9,
+		MaxInflightPerConnection: 3, MaxInflight: 7, MaxQueuedRequestBytes: 0, MaxMessageBytes: 4096, OutboundQueueSize: 9,
 		ShutdownTimeout: 250 * time.Millisecond, ThreadUnloadDelay: 60 * time.Second,
 		RolloutMaxLineBytes: 2048, RolloutMaxFileBytes: 1 << 20,
 	}

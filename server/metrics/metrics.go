@@ -23,7 +23,7 @@ type EngineStats struct {
 	// Conns counts the connected clients by transport.
 	Conns map[string]int
 	// QueueDepth is the messages waiting in outbound queues; Inflight the
-	// requests being handled.
+	// requests admitted (being handled or waiting their turn).
 	QueueDepth, Inflight int
 	// Coalesced, SlowDisconnects and RefusedConns (clients refused at
 	// the connection limit) are running totals.
@@ -151,7 +151,7 @@ type engineCollector struct {
 var (
 	connsDesc     = prometheus.NewDesc("agentd_connections", "Connected clients, by transport.", []string{"transport"}, nil)
 	queueDesc     = prometheus.NewDesc("agentd_outbound_queue_messages", "Messages waiting in the outbound queues of all connections.", nil, nil)
-	inflightDesc  = prometheus.NewDesc("agentd_requests_inflight", "Client requests being handled.", nil, nil)
+	inflightDesc  = prometheus.NewDesc("agentd_requests_inflight", "Client requests admitted: being handled or waiting their turn.", nil, nil)
 	coalescedDesc = prometheus.NewDesc("agentd_coalesced_deltas_total", "Deltas merged into a queued one for a client that fell behind.", nil, nil)
 	slowDesc      = prometheus.NewDesc("agentd_slow_client_disconnects_total", "Connections closed because they did not read fast enough.", nil, nil)
 	pendingDesc   = prometheus.NewDesc("agentd_server_requests_pending", "Server requests (approvals, questions, tool calls) awaiting an answer.", nil, nil)

@@ -52,6 +52,9 @@ func (c *Conn) Request(method string, params any) (*Call, error) {
 	}
 	call.id = c.nextCallID
 	c.nextCallID++
+	if c.calls == nil {
+		c.calls = map[int64]*Call{}
+	}
 	c.calls[call.id] = call
 	c.mu.Unlock()
 

@@ -133,7 +133,10 @@ func TestCallEndsWhenConnectionCloses(t *testing.T) {
 // waits for the client's answer holds the only slot, further requests are
 // refused, and the answer still gets through.
 func TestResponsesPassWhileRequestsAreRefused(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.Limits.MaxInflightPerConnection = 1 })
+	s := newTestServer(t, func(o *Options) {
+		o.Limits.MaxInflightPerConnection = 1
+		o.Limits.MaxQueuedRequestBytes = 0
+	})
 	Handle(s, "x/ask", askHandler)
 	c := rpctest.Connect(t, s.ServeStream)
 	c.Initialize(nil)

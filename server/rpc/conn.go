@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,7 +62,8 @@ type Conn struct {
 	srv    *Server
 	stream transport.Stream
 	info   transport.Info
-	log    *zap.Logger
+	log    connLog
+	in     inbox
 	out    *outbox
 	// internal marks the engine's own probe connection: it is not
 	// counted, listed or broadcast to.
@@ -76,22 +78,28 @@ type Conn struct {
 
 	done       chan struct{} // closed when the connection has ended
 	closeOnce  sync.Once
-	writerDone chan struct{}
 	streamDone chan struct{}
 	// handlers counts this connection's running handlers.
 	handlers sync.WaitGroup
 	// serial runs the requests that share an ordering key in turn.
 	serial lines
+	// slots holds a token for each of its requests being handled
+	// (MaxInflightPerConnection).
+	slots chan struct{}
 	// warnedSlow is set once the client was logged as falling behind.
 	warnedSlow atomic.Bool
 
-	// mu guards the fields that follow.
-	mu         sync.Mutex
-	closed     bool
+	// mu guards the fields that follow. The maps are made when first
+	// written to (most connections never hold a server request).
+	mu     sync.Mutex
+	closed bool
+	// inflight counts the admitted requests (running or waiting their
+	// turn); queued is what those waiting count (MaxQueuedRequestBytes).
 	inflight   int
+	queued     int
 	calls      map[int64]*Call // server requests awaiting an answer
 	nextCallID int64
-	onClose    map[int]func()
+	onClose    []closeHook
 	nextHook   int
 	// open holds the requests being handled (not answered yet); givenUp
 	// is set once they were answered for their handlers at the shutdown
@@ -108,25 +116,28 @@ func newConn(s *Server, id uint64, st transport.Stream) *Conn {
 		srv:        s,
 		stream:     st,
 		info:       info,
-		out:        newOutbox(s.lim.OutboundQueueSize, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull),
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
-		writerDone: make(chan struct{}),
 		streamDone: make(chan struct{}),
-		calls:      map[int64]*Call{},
-		onClose:    map[int]func(){},
-		open:       map[*Request]struct{}{},
+		slots:      make(chan struct{}, s.lim.MaxInflightPerConnection),
 	}
-	fields := []zap.Field{zap.Uint64("conn", id), zap.String("transport", info.Transport)}
-	if info.Remote != "" {
-		fields = append(fields, zap.String("remote", info.Remote))
-	}
-	if info.Principal != "" || info.Scope != scope.Admin {
-		fields = append(fields, zap.Stringer("scope", info.Scope), zap.String("principal", info.Principal))
-	}
-	c.log = s.log.With(fields...)
+	c.log = connLog{c}
+	c.in.start = c.startDispatcher
+	c.out = newOutbox(s.lim.OutboundQueueSize/2, s.lim.OutboundQueueSize*outboxBytesPerMessage, info.WaitWhenFull, c.startWriter)
 	return c
+}
+
+// connFields are the fields of the connection's log lines.
+func (c *Conn) connFields() []zap.Field {
+	fields := []zap.Field{zap.Uint64("conn", c.id), zap.String("transport", c.info.Transport)}
+	if c.info.Remote != "" {
+		fields = append(fields, zap.String("remote", c.info.Remote))
+	}
+	if c.info.Principal != "" || c.info.Scope != scope.Admin {
+		fields = append(fields, zap.Stringer("scope", c.info.Scope), zap.String("principal", c.info.Principal))
+	}
+	return fields
 }
 
 // ID returns the connection's id, unique within the process.
@@ -171,9 +182,6 @@ func (c *Conn) OptedOut(method string) bool {
 	return ok
 }
 
-// Logger returns the connection's logger (with its id as a field).
-func (c *Conn) Logger() *zap.Logger { return c.log }
-
 // Context returns a context cancelled when the connection ends.
 func (c *Conn) Context() context.Context { return c.ctx }
 
@@ -194,13 +202,24 @@ func (c *Conn) OnClose(fn func()) (remove func()) {
 	}
 	id := c.nextHook
 	c.nextHook++
-	c.onClose[id] = fn
+	c.onClose = append(c.onClose, closeHook{id, fn})
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		delete(c.onClose, id)
+		if i := slices.IndexFunc(c.onClose, func(h closeHook) bool { return h.id == id }); i >= 0 {
+			c.onClose = slices.Delete(c.onClose, i, i+1)
+			if len(c.onClose) == 0 {
+				c.onClose = nil
+			}
+		}
 		c.mu.Unlock()
 	}
+}
+
+// closeHook is a function OnClose registered.
+type closeHook struct {
+	id int
+	fn func()
 }
 
 // trackOpen and untrackOpen keep the set of requests being handled.
@@ -211,6 +230,9 @@ func (c *Conn) trackOpen(r *Request) bool {
 	defer c.mu.Unlock()
 	if c.givenUp {
 		return false
+	}
+	if c.open == nil {
+		c.open = map[*Request]struct{}{}
 	}
 	c.open[r] = struct{}{}
 	return true
@@ -243,7 +265,7 @@ var errGivenUp = protocol.Errorf(protocol.CodeInternalError, "%s", ErrShuttingDo
 func (c *Conn) giveUpOpen(ctx context.Context) {
 	c.mu.Lock()
 	open := c.open
-	c.open = map[*Request]struct{}{}
+	c.open = nil
 	c.givenUp = true
 	c.mu.Unlock()
 	for r := range open {
@@ -323,41 +345,58 @@ func (c *Conn) sendError(id json.RawMessage, perr *protocol.Error) bool {
 	return c.enqueue(context.Background(), errorMsg(id, perr))
 }
 
-// run serves the connection until it ends. It returns once the stream is
-// closed.
+// run serves the connection until it ends, reading on the calling
+// goroutine. It returns once the stream is closed and its reader stopped
+// (a stdio read, which cannot be interrupted, keeps it until stdin
+// closes).
+//
+// An idle connection has this one goroutine, blocked in a read: the
+// dispatcher runs only while there is something to dispatch (inbox), the
+// writer only while there is something to write (outbox), since every
+// goroutine holds a stack of several kilobytes.
 func (c *Conn) run() {
 	c.log.Info("connection opened")
-	go c.writeLoop()
-	go func() {
-		err := c.readLoop()
-		c.readEnded(err)
-	}()
+	c.readEnded(c.readLoop())
 	<-c.done
 	<-c.streamDone
 }
 
-// writeLoop is the only writer of the stream: it takes what the outbox
-// holds, writes it and flushes, until the outbox is closed and drained.
+// startWriter starts the writer; the outbox calls it when it holds
+// something to write and no writer runs.
+func (c *Conn) startWriter() { go c.writeLoop() }
+
+// writeLoop is the only writer of the stream while it runs: it takes what
+// the outbox holds, writes it and flushes, and waits for more, until the
+// outbox tells it to stop (idle, or closed and drained).
 func (c *Conn) writeLoop() {
-	defer close(c.writerDone)
 	var batch []outMsg
 	for {
 		var ok bool
 		batch, ok = c.out.take(batch)
 		if !ok {
-			return
+			if !c.out.park() {
+				return
+			}
+			continue
 		}
 		for i := range batch {
 			if err := c.stream.Write(c.ctx, batch[i].data); err != nil {
-				c.closeWith(writeError(err))
+				c.writeFailed(err)
 				return
 			}
 		}
 		if err := c.stream.Flush(); err != nil {
-			c.closeWith(writeError(err))
+			c.writeFailed(err)
 			return
 		}
 	}
+}
+
+// writeFailed ends the connection after a failed write, and the writer
+// with it.
+func (c *Conn) writeFailed(err error) {
+	c.closeWith(writeError(err))
+	c.out.writerGone()
 }
 
 func writeError(err error) error {
@@ -367,27 +406,73 @@ func writeError(err error) error {
 	return errors.Join(errors.New("write failed"), err)
 }
 
-// readLoop reads and dispatches messages until the stream ends. It never
-// waits on a handler: requests run on their own goroutines; responses and
-// notifications are handled in place without blocking.
+// readLoop reads messages and passes them to the dispatcher, until the
+// stream ends. It never waits on a handler: dispatching never does
+// (requests run on their own goroutines; responses and notifications are
+// handled in place without blocking).
 func (c *Conn) readLoop() error {
 	for {
 		data, err := c.stream.Read(c.ctx)
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
-				c.log.Warn("message over the size limit", zap.Int("limit", c.srv.lim.MaxMessageBytes))
-				c.sendError(nullID, protocol.Errorf(protocol.CodeParseError,
-					"Parse error: message exceeds the limit of %d bytes", c.srv.lim.MaxMessageBytes))
+				if !c.in.push(inMsg{tooLarge: true}) {
+					return nil
+				}
 				continue
 			}
+			// What was read before the end is dispatched before the end
+			// is handled, as if the reader dispatched it itself: a
+			// request a client sent just before it left still runs, and
+			// at a stdio client's EOF the drain waits for it.
+			c.in.waitDispatched()
 			return err
 		}
-		c.dispatch(data)
+		if !c.in.push(inMsg{data: data}) {
+			return nil
+		}
 		select {
 		case <-c.done:
 			return nil
 		default:
 		}
+	}
+}
+
+// trimIdle drops the maps of a connection gone idle (a map keeps the size
+// it grew to): its requests being handled and its serial lines, when
+// empty.
+func (c *Conn) trimIdle() {
+	c.mu.Lock()
+	if len(c.open) == 0 {
+		c.open = nil
+	}
+	c.mu.Unlock()
+	c.serial.trim()
+}
+
+// startDispatcher starts a dispatcher; the inbox calls it when it holds
+// something to dispatch and none runs.
+func (c *Conn) startDispatcher() { go c.dispatchLoop() }
+
+// dispatchLoop dispatches what the inbox holds, in order, and waits for
+// more, until the inbox tells it to stop (idle, or closed).
+func (c *Conn) dispatchLoop() {
+	for {
+		m, ok := c.in.take()
+		if !ok {
+			if !c.in.park() {
+				c.trimIdle()
+				return
+			}
+			continue
+		}
+		if m.tooLarge {
+			c.log.Warn("message over the size limit", zap.Int("limit", c.srv.lim.MaxMessageBytes))
+			c.sendError(nullID, protocol.Errorf(protocol.CodeParseError,
+				"Parse error: message exceeds the limit of %d bytes", c.srv.lim.MaxMessageBytes))
+			continue
+		}
+		c.dispatch(m.data)
 	}
 }
 
@@ -428,7 +513,7 @@ func (c *Conn) drain(ctx context.Context) {
 	}
 	c.out.close()
 	select {
-	case <-c.writerDone:
+	case <-c.out.drained():
 	case <-flush.Done():
 	case <-c.done:
 	}
@@ -450,7 +535,7 @@ func (c *Conn) closeWith(reason error) {
 		calls := c.calls
 		c.calls = nil
 		hooks := c.onClose
-		c.onClose = map[int]func(){}
+		c.onClose = nil
 		c.mu.Unlock()
 
 		fields := []zap.Field{zap.Int("pendingServerRequests", len(calls)), zap.Uint64("coalesced", c.out.coalescedCount())}
@@ -460,6 +545,7 @@ func (c *Conn) closeWith(reason error) {
 			c.log.Info("connection closed", fields...)
 		}
 		c.out.abort()
+		c.in.close()
 		c.cancel()
 		for _, call := range calls {
 			call.end(nil, ErrConnClosed)
@@ -473,8 +559,8 @@ func (c *Conn) closeWith(reason error) {
 			close(c.streamDone)
 		}()
 		c.srv.removeConn(c)
-		for _, fn := range hooks {
-			go fn()
+		for _, h := range hooks {
+			go h.fn()
 		}
 	})
 }

@@ -327,8 +327,13 @@ func TestMalformedInputIsAnsweredAndReadingGoesOn(t *testing.T) {
 	}
 }
 
+// With no room for waiting requests (MaxQueuedRequestBytes 0), a request
+// past the connection's in-flight limit is answered -32001 at once.
 func TestPerConnectionOverload(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.Limits.MaxInflightPerConnection = 2 })
+	s := newTestServer(t, func(o *Options) {
+		o.Limits.MaxInflightPerConnection = 2
+		o.Limits.MaxQueuedRequestBytes = 0
+	})
 	release := make(chan struct{})
 	var started atomic.Int32
 	Handle(s, "x/block", func(ctx context.Context, r *Request, params *json.RawMessage) (any, error) {
@@ -365,7 +370,10 @@ func TestPerConnectionOverload(t *testing.T) {
 }
 
 func TestGlobalOverload(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.Limits.MaxInflight = 1 })
+	s := newTestServer(t, func(o *Options) {
+		o.Limits.MaxInflight = 1
+		o.Limits.MaxQueuedRequestBytes = 0
+	})
 	release, started := make(chan struct{}), make(chan struct{}, 1)
 	Handle(s, "x/block", func(ctx context.Context, r *Request, params *json.RawMessage) (any, error) {
 		started <- struct{}{}

@@ -20,6 +20,7 @@ func (c *Conn) dispatch(data []byte) {
 		c.sendError(answerTo, perr)
 		return
 	}
+	m.size = len(data)
 	switch m.kind {
 	case kindRequest:
 		c.handleRequest(m)
@@ -86,18 +87,19 @@ func (c *Conn) handleRequest(m inMessage) {
 		c.sendError(m.id, notImplementedError(m.method))
 		return
 	}
-	if !c.srv.admit(c) {
+	waiting, ok := c.srv.admit(c, m.size)
+	if !ok {
 		c.srv.observeRequest(c, m.method, OutcomeOverloaded, 0)
 		c.sendError(m.id, protocol.ErrOverloaded)
 		return
 	}
-	c.log.Debug("request started", logID(m.id), logMethod(m.method))
 	// Tracked from now, on the read loop: a $/cancelRequest read right
 	// after it finds it, and one waiting its turn at the shutdown deadline
 	// is answered too.
 	r := c.newRequest(m)
+	r.waiting = waiting
 	if !c.trackOpen(r) {
-		c.srv.release(c)
+		c.srv.finish(c, r)
 		r.cancel(nil)
 		r.answer(errorMsg(m.id, errGivenUp), false)
 		return
@@ -126,34 +128,94 @@ func notImplementedError(method string) *protocol.Error {
 	return protocol.Errorf(protocol.CodeMethodNotFound, "`%s` is not implemented by agentd", protocol.Cut(method))
 }
 
-// admit reserves an in-flight slot for a request on c, within both the
-// connection's and the server's limits. False means answer -32001 now.
-func (s *Server) admit(c *Conn) bool {
+// queuedRequestOverhead is what a request waiting for its turn counts
+// against MaxQueuedRequestBytes on top of its size: a goroutine waiting
+// for a slot (its stack), or its place in a serial line, and its state.
+const queuedRequestOverhead = 8 << 10
+
+// admit admits a request of size bytes on c. One that finds the
+// connection's or the server's in-flight limit reached waits for its
+// turn (acquire), counting size+queuedRequestOverhead against the
+// connection's MaxQueuedRequestBytes (returned as waiting); past that
+// bound, or while the server drains, it is refused: answer -32001 now.
+// Nothing is refused before: a burst of pipelined requests all run.
+func (s *Server) admit(c *Conn, size int) (waiting int, ok bool) {
 	c.mu.Lock()
-	if c.inflight >= s.lim.MaxInflightPerConnection {
-		c.mu.Unlock()
-		return false
+	defer c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return 0, false
+	}
+	if c.inflight >= s.lim.MaxInflightPerConnection || s.inflight >= s.lim.MaxInflight {
+		if c.queued >= s.lim.MaxQueuedRequestBytes {
+			return 0, false
+		}
+		waiting = size + queuedRequestOverhead
+		c.queued += waiting
 	}
 	c.inflight++
-	c.mu.Unlock()
-
-	s.mu.Lock()
-	if s.draining || s.inflight >= s.lim.MaxInflight {
-		s.mu.Unlock()
-		c.mu.Lock()
-		c.inflight--
-		c.mu.Unlock()
-		return false
-	}
 	s.inflight++
 	s.work.Add(1)
 	c.handlers.Add(1)
-	s.mu.Unlock()
+	return waiting, true
+}
+
+// acquire waits for r's turn: an in-flight slot of its connection, then
+// one of the server, in the order requests asked (a channel's waiting
+// senders are served first come, first served). A free slot is taken at
+// once, whatever r's context says, as a request that did not wait always
+// ran. It reports false when r's context ended while it waited (cancelled
+// by the client, stopped by the drain, or its connection ended). Either
+// way r no longer counts as waiting.
+func (s *Server) acquire(c *Conn, r *Request) bool {
+	defer c.dequeued(r)
+	if !take(c.slots, r.ctx) {
+		return false
+	}
+	if !take(s.slots, r.ctx) {
+		<-c.slots
+		return false
+	}
 	return true
 }
 
-// release returns a slot taken by admit.
-func (s *Server) release(c *Conn) {
+// take puts a token in slots: at once when there is room, otherwise when
+// there is room before ctx ends (false).
+func take(slots chan struct{}, ctx context.Context) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// dequeued ends what r counted as waiting.
+func (c *Conn) dequeued(r *Request) {
+	if r.waiting == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.queued -= r.waiting
+	c.mu.Unlock()
+	r.waiting = 0
+}
+
+// releaseSlots returns the slots acquire took.
+func (s *Server) releaseSlots(c *Conn) {
+	<-s.slots
+	<-c.slots
+}
+
+// finish ends a request admit admitted.
+func (s *Server) finish(c *Conn, r *Request) {
+	c.dequeued(r)
 	c.mu.Lock()
 	c.inflight--
 	c.mu.Unlock()
@@ -186,17 +248,28 @@ func (c *Conn) newRequest(m inMessage) *Request {
 	return r
 }
 
-// runTracked runs the handler of a tracked request r and answers, exactly
-// once, whatever happens: a result, an error, or an internal error when
-// the handler panics. The handler does not run when r was answered
-// meanwhile: cancelled while it waited its turn, or given up at the
-// shutdown deadline.
+// runTracked waits for r's turn (acquire), runs the handler of the
+// tracked request r and answers, exactly once, whatever happens: a
+// result, an error, or an internal error when the handler panics. The
+// handler does not run when r was answered meanwhile: cancelled while it
+// waited its turn, or given up at the shutdown deadline.
 func (c *Conn) runTracked(r *Request, m inMessage, h *handler) {
-	defer c.srv.release(c)
+	defer c.srv.finish(c, r)
 	defer r.cancel(nil)
+	if !c.srv.acquire(c, r) {
+		// Its context ended while it waited: the client cancelled it (and
+		// was answered), or the drain stopped it (a Cancellable method),
+		// or the connection is gone.
+		if r.claim() {
+			r.answer(errorMsg(m.id, errGivenUp), false)
+		}
+		return
+	}
+	defer c.srv.releaseSlots(c)
 	if c.isGivenUp() || !r.claim() {
 		return
 	}
+	c.log.Debug("request started", logID(m.id), logMethod(m.method))
 	defer func() {
 		if p := recover(); p != nil {
 			r.Logger().Error("handler panicked", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))

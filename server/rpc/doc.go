@@ -5,14 +5,19 @@
 //
 // # Concurrency contract
 //
-// Goroutines. Each connection has one reader (the read loop), one writer,
-// and one goroutine per request being handled. The read loop decodes,
-// gates and routes; it never waits on a handler, so answers to server
+// Goroutines. Each connection has one reader, which only reads; a
+// dispatcher while there is read input to dispatch (inbox), a writer while
+// there is something to write (outbox), and one goroutine per request
+// being handled or waiting its turn: an idle connection holds one
+// goroutine. The dispatcher decodes, gates and routes, in the order
+// messages were read; it never waits on a handler, so answers to server
 // requests get through while handlers run. (The errors it answers itself,
 // for malformed or refused input, wait for room like any message on a
-// connection that waits when full.) initialize runs on the read loop, so the
-// next request sees its outcome. Handlers run on their own goroutines,
-// bounded per connection and in total (past either bound: -32001 at once);
+// connection that waits when full.) initialize runs on the dispatcher, so
+// the next request sees its outcome. Handlers run on their own goroutines,
+// bounded per connection and in total; past either bound a request waits
+// its turn, and past what waiting requests may hold
+// (Limits.MaxQueuedRequestBytes) it is answered -32001 at once;
 // a handler may wait (for the core, for a client's answer), and its
 // context ends when the connection does, or, for a Cancellable method,
 // when the client cancels the request ($/cancelRequest; context.Cause is
@@ -35,11 +40,11 @@
 // afterwards is written after it. The writer waits at a reserved place
 // until it is filled, which the engine does exactly once per request,
 // whether the handler returns, fails or panics, or for it when the
-// connection is given up at the shutdown deadline. What is queued behind
-// a reserved place, and until the writer has written it, does not count
-// against the queue's message bound, since the client could not have read
-// it sooner; the queue's memory limit bounds it (see outbox). A handler must not wait for its own connection,
-// or for its client's answer to a server request, after ResponseFirst.
+// connection is given up at the shutdown deadline. The queue is bounded by
+// memory, not by messages (see outbox), so that a client that reads is not
+// given up for what the engine queued while it could not write. A handler
+// must not wait for its own connection, or for its client's answer to a
+// server request, after ResponseFirst.
 //
 // Every request gets exactly one answer, also at the shutdown deadline
 // (requests still in flight are answered -32603 for their handlers) and

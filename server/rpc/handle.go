@@ -121,6 +121,9 @@ type Request struct {
 	// cancel ends it (with ErrRequestCancelled for $/cancelRequest).
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// waiting is what the request counts against its connection's
+	// MaxQueuedRequestBytes until it runs (0: it was not to wait).
+	waiting int
 
 	// mu guards the fields that follow.
 	mu       sync.Mutex
@@ -162,7 +165,7 @@ func (r *Request) Logger() *zap.Logger {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.log == nil {
-		r.log = r.conn.log.With(logID(r.id), logMethod(r.method))
+		r.log = r.conn.srv.log.WithLazy(append(r.conn.connFields(), logID(r.id), logMethod(r.method))...)
 	}
 	return r.log
 }

@@ -12,6 +12,7 @@ import (
 var testLimits = Limits{
 	MaxInflightPerConnection: 128,
 	MaxInflight:              1024,
+	MaxQueuedRequestBytes:    8 << 20,
 	MaxMessageBytes:          16 << 20,
 	OutboundQueueSize:        1024,
 	ShutdownTimeout:          30 * time.Second,

@@ -60,6 +60,16 @@ type lines struct {
 	by map[string]*serialLine
 }
 
+// trim drops the map of lines when it is empty (an idle connection keeps
+// none).
+func (l *lines) trim() {
+	l.mu.Lock()
+	if len(l.by) == 0 {
+		l.by = nil
+	}
+	l.mu.Unlock()
+}
+
 // run runs fn now, on its own goroutine, when no request of key is
 // running; otherwise after those that arrived before it.
 func (l *lines) run(key string, fn func()) {

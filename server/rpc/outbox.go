@@ -15,14 +15,19 @@ var (
 	errOutboxClosed = errors.New("connection closed")
 )
 
-// outboxBytesPerMessage sets a connection's memory limit from its message
-// limit (64 MiB at the default 1,024 messages): far above what a client
-// that reads keeps queued even behind the engine's own backlog (256
-// pipelined turns of 200 deltas: about 13 MB if nothing merged), and low
-// enough that a connection that stopped reading cannot take the daemon's
-// memory. A single message larger than the rest of the limit is still
-// queued: the limit is checked before a message is added.
+// outboxBytesPerMessage sets a connection's memory limit from its queue
+// size (server.outbound_queue_size: 64 MiB at the default 1,024): far
+// above what a client that reads keeps queued, even while the writer
+// cannot keep up with what the engine queues (256 pipelined turns of 200
+// deltas: about 13 MB if nothing merged), and low enough that a connection
+// that stopped reading cannot take the daemon's memory. A single message
+// larger than the rest of the limit is still queued: the limit is checked
+// before a message is added.
 const outboxBytesPerMessage = 64 << 10
+
+// outMsgOverhead is what a queued entry counts on top of its bytes: the
+// entry itself, so that many small messages count what they hold.
+const outMsgOverhead = 96
 
 // outMsg is one encoded outgoing message, or a response slot.
 // Notifications also keep what coalescing needs.
@@ -39,11 +44,9 @@ type outMsg struct {
 	// made yet (see Request.ResponseFirst): the writer stops here until it
 	// is filled, then writes what it was filled with.
 	slot *slot
-	// held marks a message queued behind the engine's own backlog (see
-	// the outbox's doc): it does not count against the message limit.
-	held bool
 	// size is what the entry holds in bytes (its data, merged text and,
-	// for a filled slot, its messages), for the memory limit.
+	// for a filled slot, its messages, each with outMsgOverhead), for the
+	// memory limit.
 	size int
 }
 
@@ -63,71 +66,68 @@ func (m *outMsg) params() []byte {
 }
 
 // outbox is a connection's bounded outbound queue. Many goroutines push;
-// exactly one (the connection's writer) takes.
+// one writer at a time takes. The writer runs only while the connection
+// has output: the outbox starts one (start) when a message it can take is
+// queued and none runs; the writer waits (park) when there is nothing to
+// take, and stops once it has waited a whole tick of the server's idle
+// timer (tick), so that an idle connection holds no writer goroutine while
+// a busy one does not start one per message.
 //
 // Overflow policy, in order: (1) while the client is behind, a coalescible
 // delta is merged into the last queued delta of its stream (same method
 // and keys) when only other streams' deltas follow it (mergeLocked), so
-// order relative to everything authoritative is kept; (2) while there is room (fewer than limit messages, or,
-// while the engine's own backlog lasts, fewer than maxBytes bytes), a
-// message is queued; (3) when the
-// queue is full, a connection that may wait (stdio, in-process) makes the
-// pusher wait for room, and any other gets errOutboxFull and is
-// disconnected. Nothing is ever dropped silently.
+// order relative to everything authoritative is kept; (2) while the queue
+// holds less than maxBytes, a message is queued; (3) when it holds that
+// much, a connection that may wait (stdio, in-process) makes the pusher
+// wait for room, and any other gets errOutboxFull and is disconnected.
+// Nothing is ever dropped silently.
+//
+// The bound is one of memory, not of messages: a client that reads at
+// full speed may still be far behind what the engine queues, when the
+// writer is starved of CPU, or holds back behind a response not made yet
+// (below) and then writes everything at once (256 pipelined turn/starts:
+// thousands of messages, most of them authoritative, which cannot merge).
+// That is no reason to give the client up; a client that stops reading
+// is given up once the queue holds maxBytes.
 //
 // "Behind" starts when the backlog (queued messages plus the batch the
-// writer is still writing) reaches half the queue, and lasts until the
-// writer finds the queue empty. The hysteresis matters: a client that
-// reads slowly lets the writer progress in small steps, and each step
-// empties the queue; a threshold on the queue alone would let every step
-// queue another run of single deltas.
+// writer is still writing) reaches coalesceAt messages (half of the queue
+// size), and lasts until the writer finds the queue empty. The hysteresis
+// matters: a client that reads slowly lets the writer progress in small
+// steps, and each step empties the queue; a threshold on the queue alone
+// would let every step queue another run of single deltas.
 //
 // A response slot (reserve) holds the place of a response that its handler
 // has not made yet. The writer takes messages up to the first unfilled
-// slot and waits there; fill puts the response (and what follows it) in
-// the slot's place and wakes the writer. No timer is involved: the engine
+// slot and stops there; fill puts the response (and what follows it) in
+// the slot's place and starts a writer. No timer is involved: the engine
 // fills every slot it reserves, because every request is answered
 // exactly once (at the latest when the connection is given up at
 // shutdown).
-//
-// The engine's own backlog. While a slot is unfilled, the writer cannot
-// take what is queued behind it, however fast the client reads; when it
-// is filled, all of that becomes takeable at once, and the client needs
-// the time to read it, during which the engine goes on queueing (many
-// pipelined turn/starts: thousands of messages of interleaved turns whose
-// deltas cannot merge). None of that is the client's doing, so a message
-// queued while the engine's backlog lasts is held: it does not count
-// against the message limit, and deltas merge as for a client that is
-// behind. The engine's backlog lasts while a slot is unfilled or a held
-// message is queued or in the batch the writer is writing; once the
-// writer has written the last held message, the message limit applies
-// again. What bounds a held backlog (a client that stopped reading while
-// it lasted, or a slot whose handler takes long) is the memory limit:
-// while the engine's backlog lasts, nothing is queued while the queue
-// holds maxBytes or more (on a waiting outbox, the pusher waits for room;
-// otherwise errOutboxFull). Outside it, the message limit alone applies,
-// as it always did (merged deltas may make messages up to 1 MiB).
 type outbox struct {
-	limit      int
 	coalesceAt int
 	maxBytes   int
 	wait       bool
-
-	ready chan struct{} // 1-buffered: "there may be something to take"
+	// start starts a writer, which calls take until it returns false.
+	start func()
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
 	q       []outMsg
-	inBatch int  // messages the writer took and may still be writing
-	behind  bool // see the type's doc
-	closed  bool
-	space   chan struct{} // closed and replaced when room appears
-	waiting int           // pushers waiting for room
-	// unfilled counts the unfilled slots in q, held the held messages in
-	// q; batchHeld says the writer's batch had held messages. Together
-	// they say whether the engine's backlog lasts (see the type's doc).
-	unfilled, held int
-	batchHeld      bool
+	writing bool // a writer runs: start was called, park has not returned false since
+	// parked: the writer waits in park for ready; busy: it took something
+	// since the last tick; retire: tick asks the parked writer to stop.
+	parked, busy, retire bool
+	ready                chan struct{} // 1-buffered; made when the writer first parks
+	// done is closed once the outbox is closed, empty and no writer runs
+	// (made on demand: drained).
+	done     chan struct{}
+	doneShut bool
+	inBatch  int  // messages the writer took and may still be writing
+	behind   bool // see the type's doc
+	closed   bool
+	space    chan struct{} // closed and replaced when room appears
+	waiting  int           // pushers waiting for room
 	// bytes is the sum of the sizes of q's entries.
 	bytes int
 
@@ -136,25 +136,21 @@ type outbox struct {
 	coalesced atomic.Uint64
 }
 
-// newOutbox returns an outbox of limit messages and maxBytes bytes (see
-// the type's doc); wait makes a full outbox make pushers wait.
-func newOutbox(limit, maxBytes int, wait bool) *outbox {
-	if limit < 1 {
-		limit = 1
-	}
+// newOutbox returns an outbox of maxBytes bytes that coalesces from a
+// backlog of coalesceAt messages (see the type's doc); wait makes a full
+// outbox make pushers wait. start starts a writer (see the type's doc).
+func newOutbox(coalesceAt, maxBytes int, wait bool, start func()) *outbox {
 	if maxBytes < 1 {
 		maxBytes = 1
 	}
-	at := limit / 2
-	if at < 1 {
-		at = 1
+	if coalesceAt < 1 {
+		coalesceAt = 1
 	}
 	return &outbox{
-		limit:      limit,
-		coalesceAt: at,
+		coalesceAt: coalesceAt,
 		maxBytes:   maxBytes,
 		wait:       wait,
-		ready:      make(chan struct{}, 1),
+		start:      start,
 		space:      make(chan struct{}),
 	}
 }
@@ -165,10 +161,10 @@ func (o *outbox) push(ctx context.Context, m outMsg) error {
 	return o.pushAll(ctx, []outMsg{m})
 }
 
-// pushAll queues msgs together, in order, with nothing in between: the
-// room it waits for is room for one message; the rest may overshoot the
-// limit by their number (a response and the few notifications that must
-// follow it).
+// pushAll queues msgs together, in order, with nothing in between (a
+// response and the few notifications that must follow it): the room it
+// waits for is the queue holding less than its limit; they may take it
+// past it.
 func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 	if len(msgs) == 0 {
 		return nil
@@ -179,19 +175,20 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return errOutboxClosed
 		}
-		n := len(o.q) - o.held
-		if n+o.inBatch >= o.coalesceAt {
+		if len(o.q)+o.inBatch >= o.coalesceAt {
 			o.behind = true
 		}
-		engine := o.engineBacklogLocked()
-		if len(msgs) == 1 && (o.behind || engine) && o.mergeLocked(msgs[0]) {
+		if len(msgs) == 1 && o.behind && o.mergeLocked(msgs[0]) {
 			o.mu.Unlock()
 			return nil
 		}
-		if (!engine && n < o.limit) || (engine && o.bytes < o.maxBytes) {
-			o.appendLocked(msgs, engine)
+		if o.bytes < o.maxBytes {
+			o.appendLocked(msgs)
+			start := o.needWriterLocked()
 			o.mu.Unlock()
-			o.wake()
+			if start {
+				o.start()
+			}
 			return nil
 		}
 		if !o.wait {
@@ -214,24 +211,10 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 	}
 }
 
-// engineBacklogLocked reports whether the engine's own backlog lasts (see
-// the type's doc). o.mu must be held.
-func (o *outbox) engineBacklogLocked() bool {
-	return o.unfilled > 0 || o.held > 0 || o.batchHeld
-}
-
-// appendLocked queues msgs, held when the engine's backlog lasts. o.mu
-// must be held.
-func (o *outbox) appendLocked(msgs []outMsg, held bool) {
+// appendLocked queues msgs. o.mu must be held.
+func (o *outbox) appendLocked(msgs []outMsg) {
 	for _, m := range msgs {
-		if m.slot != nil {
-			o.unfilled++
-		}
-		if held {
-			m.held = true
-			o.held++
-		}
-		m.size = len(m.data)
+		m.size = len(m.data) + outMsgOverhead
 		o.bytes += m.size
 		o.q = append(o.q, m)
 	}
@@ -255,31 +238,140 @@ func (o *outbox) fill(s *slot, msgs []outMsg) {
 	// The slot is gone from q when the connection was aborted.
 	for i := range o.q {
 		if o.q[i].slot == s {
-			o.unfilled--
 			for _, m := range msgs {
-				o.q[i].size += len(m.data)
-				o.bytes += len(m.data)
+				o.q[i].size += len(m.data) + outMsgOverhead
+				o.bytes += len(m.data) + outMsgOverhead
 			}
 			break
 		}
 	}
+	start := o.needWriterLocked()
 	o.mu.Unlock()
-	o.wake()
+	if start {
+		o.start()
+	}
 }
 
-func (o *outbox) wake() {
-	select {
-	case o.ready <- struct{}{}:
-	default:
+// needWriterLocked reports whether a writer must be started, because q
+// starts with something to take and no writer runs; it then counts the
+// writer as running. A parked writer is woken instead. o.mu must be held.
+func (o *outbox) needWriterLocked() bool {
+	if !o.takeableLocked() {
+		return false
 	}
+	if o.writing {
+		o.wakeLocked()
+		return false
+	}
+	o.writing = true
+	return true
+}
+
+// takeableLocked reports whether q starts with something to take. o.mu
+// must be held.
+func (o *outbox) takeableLocked() bool {
+	return len(o.q) > 0 && (o.q[0].slot == nil || o.q[0].slot.filled)
+}
+
+// wakeLocked wakes a parked writer. o.mu must be held.
+func (o *outbox) wakeLocked() {
+	if o.parked {
+		select {
+		case o.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// park waits until there is something to take (true), or until the
+// writer must stop (false): tick retired it, or the outbox is closed and
+// empty. The writer calls it when take returned false.
+func (o *outbox) park() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		if o.takeableLocked() {
+			return true
+		}
+		if o.retire || (o.closed && len(o.q) == 0) {
+			o.retire = false
+			if len(o.q) == 0 {
+				o.q = nil // an idle connection keeps no queue
+			}
+			o.writerStopsLocked()
+			return false
+		}
+		if o.ready == nil {
+			o.ready = make(chan struct{}, 1)
+		}
+		ready := o.ready
+		o.parked = true
+		o.mu.Unlock()
+		<-ready
+		o.mu.Lock()
+		o.parked = false
+	}
+}
+
+// tick is the server's idle timer: a writer parked since the previous
+// tick, having taken nothing, is asked to stop.
+func (o *outbox) tick() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.parked && !o.busy {
+		o.retire = true
+		o.wakeLocked()
+	}
+	o.busy = false
+}
+
+// writerStopsLocked records that the writer stopped, and that everything
+// was written when the outbox is closed and empty. o.mu must be held.
+func (o *outbox) writerStopsLocked() {
+	o.writing = false
+	if o.closed && len(o.q) == 0 {
+		o.shutDoneLocked()
+	}
+}
+
+func (o *outbox) shutDoneLocked() {
+	if o.doneShut {
+		return
+	}
+	o.doneShut = true
+	if o.done != nil {
+		close(o.done)
+	}
+}
+
+// drained returns a channel closed once the outbox is closed and what it
+// held was written (or dropped by abort).
+func (o *outbox) drained() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done == nil {
+		o.done = make(chan struct{})
+		if o.doneShut {
+			close(o.done)
+		}
+	}
+	return o.done
+}
+
+// writerGone records that the writer stopped without taking again (its
+// write failed; the connection is aborted).
+func (o *outbox) writerGone() {
+	o.mu.Lock()
+	o.writerStopsLocked()
+	o.mu.Unlock()
 }
 
 // mergeLocked merges m into the last queued message when both are deltas
 // of the same stream and the client is behind. o.mu must be held.
 func (o *outbox) mergeLocked(m outMsg) bool {
-	// The caller merges only while behind (or while the engine's backlog
-	// lasts), so that a client that keeps up gets every delta as it was
-	// sent (and the rules are not even looked up).
+	// The caller merges only while behind, so that a client that keeps up
+	// gets every delta as it was sent (and the rules are not even looked
+	// up).
 	if len(o.q) == 0 || m.method == "" {
 		return false
 	}
@@ -357,65 +449,51 @@ type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// take waits for messages and returns the ones the writer may write now
-// (everything before the first unfilled slot, filled slots replaced by
-// their messages), reusing buf. It returns false once the outbox is
-// closed and empty.
+// take returns the messages the writer may write now (everything before
+// the first unfilled slot, filled slots replaced by their messages),
+// reusing buf. It returns false when there are none (the writer then
+// parks).
 func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 	o.mu.Lock()
-	// The writer comes back for more: it has written its last batch.
-	o.batchHeld = false
-	o.mu.Unlock()
-	for {
-		o.mu.Lock()
-		avail := 0
-		for avail < len(o.q) && (o.q[avail].slot == nil || o.q[avail].slot.filled) {
-			avail++
-		}
-		if avail > 0 {
-			clear(buf)
-			out := buf[:0]
-			for _, m := range o.q[:avail] {
-				o.bytes -= m.size
-				if m.held {
-					o.held--
-					o.batchHeld = true
-				}
-				if m.slot != nil {
-					out = append(out, m.slot.msgs...)
-					continue
-				}
-				m.finish()
-				out = append(out, m)
+	defer o.mu.Unlock()
+	avail := 0
+	for avail < len(o.q) && (o.q[avail].slot == nil || o.q[avail].slot.filled) {
+		avail++
+	}
+	if avail > 0 {
+		clear(buf)
+		out := buf[:0]
+		for _, m := range o.q[:avail] {
+			o.bytes -= m.size
+			if m.slot != nil {
+				out = append(out, m.slot.msgs...)
+				continue
 			}
-			rest := len(o.q) - avail
-			copy(o.q, o.q[avail:])
-			clear(o.q[rest:])
-			o.q = o.q[:rest]
-			o.inBatch = len(out)
-			if o.waiting > 0 {
-				close(o.space)
-				o.space = make(chan struct{})
-			}
-			o.mu.Unlock()
-			return out, true
+			m.finish()
+			out = append(out, m)
 		}
-		if len(o.q) > 0 {
-			// A response not made yet heads the queue: wait for fill.
-			o.mu.Unlock()
-			<-o.ready
-			continue
+		rest := len(o.q) - avail
+		copy(o.q, o.q[avail:])
+		clear(o.q[rest:])
+		o.q = o.q[:rest]
+		o.inBatch = len(out)
+		o.busy = true
+		if o.waiting > 0 {
+			close(o.space)
+			o.space = make(chan struct{})
 		}
+		return out, true
+	}
+	clear(buf) // the messages written last are not kept while idle
+	buf = buf[:0]
+	if len(o.q) == 0 {
 		// The writer has written everything: the client caught up.
 		o.inBatch = 0
 		o.behind = false
-		if o.closed {
-			o.mu.Unlock()
-			return nil, false
-		}
-		o.mu.Unlock()
-		<-o.ready
 	}
+	// Otherwise a response not made yet heads the queue: fill wakes the
+	// writer.
+	return buf, false
 }
 
 // close stops new pushes; what is queued is still taken (drained).
@@ -426,15 +504,18 @@ func (o *outbox) close() {
 		close(o.space)
 		o.space = make(chan struct{})
 	}
+	if !o.writing && len(o.q) == 0 {
+		o.shutDoneLocked()
+	}
+	o.wakeLocked() // a parked writer stops once it was drained
 	o.mu.Unlock()
-	o.wake()
 }
 
 // abort stops new pushes and drops what is queued: the connection is gone.
 func (o *outbox) abort() {
 	o.mu.Lock()
 	o.q = nil
-	o.unfilled, o.held, o.bytes, o.batchHeld = 0, 0, 0, false
+	o.bytes = 0
 	o.mu.Unlock()
 	o.close()
 }

@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -31,6 +30,10 @@ func response(id int) outMsg {
 	return outMsg{data: data}
 }
 
+// noWriter is the start of an outbox whose writer is the test itself: it
+// calls take.
+func noWriter() {}
+
 func drainAll(o *outbox) []outMsg {
 	var all []outMsg
 	o.close()
@@ -44,7 +47,7 @@ func drainAll(o *outbox) []outMsg {
 }
 
 func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
-	o := newOutbox(8, 1<<30, false) // coalescing starts at 4 queued
+	o := newOutbox(4, 1<<30, false, noWriter) // coalescing starts at 4 queued
 	for i := 0; i < 3; i++ {
 		if err := o.push(context.Background(), delta(t, "a", fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
@@ -97,7 +100,7 @@ func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
 // Once behind, a client stays behind until the writer drained everything:
 // a writer that progresses in small steps does not reset coalescing.
 func TestOutboxBehindUntilCaughtUp(t *testing.T) {
-	o := newOutbox(4, 1<<30, false) // behind from 2 messages of backlog
+	o := newOutbox(2, 1<<30, false, noWriter) // behind from 2 messages of backlog
 	push := func(m outMsg) {
 		t.Helper()
 		if err := o.push(context.Background(), m); err != nil {
@@ -118,33 +121,23 @@ func TestOutboxBehindUntilCaughtUp(t *testing.T) {
 		t.Fatalf("batch %d %s", len(batch), batch[0].data)
 	}
 	// The writer finds the queue empty: caught up; deltas queue singly.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b, _ := o.take(batch)
-		if len(b) != 1 {
-			t.Errorf("after catching up: %d", len(b))
-		}
-	}()
-	for {
-		o.mu.Lock()
-		caughtUp := !o.behind
-		o.mu.Unlock()
-		if caughtUp {
-			break
-		}
-		runtime.Gosched()
+	if _, ok := o.take(batch); ok {
+		t.Fatal("took more than was queued")
 	}
 	push(delta(t, "a", "5"))
-	<-done
+	if b, _ := o.take(nil); len(b) != 1 {
+		t.Errorf("after catching up: %d", len(b))
+	}
 	push(delta(t, "a", "6"))
 	if all := drainAll(o); len(all) != 1 || !strings.Contains(string(all[0].params()), `"delta":"6"`) {
 		t.Fatalf("got %d", len(all))
 	}
 }
 
+// The queue is full once it holds its memory limit: a socket client is
+// disconnected, a stdio sender waits.
 func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
-	o := newOutbox(2, 1<<30, false)
+	o := newOutbox(1024, 2*(len(response(0).data)+outMsgOverhead), false, noWriter) // two responses
 	for i := 0; i < 2; i++ {
 		if err := o.push(context.Background(), response(i)); err != nil {
 			t.Fatal(err)
@@ -159,7 +152,7 @@ func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 	}
 
 	synctest.Test(t, func(t *testing.T) {
-		o := newOutbox(1, 1<<30, true)
+		o := newOutbox(1024, 1, true, noWriter) // one message
 		if err := o.push(context.Background(), response(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +192,7 @@ func TestOutboxFullDisconnectsOrWaits(t *testing.T) {
 }
 
 func TestOutboxCloseDrainsThenEnds(t *testing.T) {
-	o := newOutbox(4, 1<<30, false)
+	o := newOutbox(4, 1<<30, false, noWriter)
 	_ = o.push(context.Background(), response(1))
 	o.close()
 	if err := o.push(context.Background(), response(2)); !errors.Is(err, errOutboxClosed) {
@@ -291,7 +284,7 @@ func TestCoalesceRules(t *testing.T) {
 func TestOutboxSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		o := newOutbox(8, 1<<30, true)
+		o := newOutbox(8, 1<<30, true, noWriter)
 		o.push(ctx, response(1))
 		s, err := o.reserve(ctx)
 		if err != nil {
@@ -302,20 +295,11 @@ func TestOutboxSlot(t *testing.T) {
 		if len(got) != 1 || string(got[0].data) != string(response(1).data) {
 			t.Fatalf("took %d messages, want only the one before the slot", len(got))
 		}
-		var taken []outMsg
-		done := make(chan struct{})
-		go func() {
-			taken, _ = o.take(nil)
-			close(done)
-		}()
-		synctest.Wait()
-		select {
-		case <-done:
+		if taken, ok := o.take(nil); ok {
 			t.Fatalf("writer passed an unfilled slot: took %d messages", len(taken))
-		default:
 		}
 		o.fill(s, []outMsg{response(2), note(t, "thread/started", nil)})
-		<-done
+		taken, _ := o.take(nil)
 		want := []string{string(response(2).data), "thread/started", "turn/started"}
 		if len(taken) != len(want) {
 			t.Fatalf("took %d messages, want %d", len(taken), len(want))
@@ -335,86 +319,6 @@ func nameOf(m outMsg) string {
 	return string(m.data)
 }
 
-// What is queued behind an unfilled slot does not count against the
-// limit until the writer has taken it (it cannot before, however fast the
-// client reads): a socket client is not disconnected and a stdio sender
-// does not wait. Deltas among it merge. Once that backlog is written, the
-// limit applies again.
-func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
-	for _, wait := range []bool{false, true} {
-		synctest.Test(t, func(t *testing.T) {
-			ctx := context.Background()
-			o := newOutbox(2, 1<<30, wait)
-			s, _ := o.reserve(ctx)
-			for i := 0; i < 5; i++ {
-				if err := o.push(ctx, response(i)); err != nil {
-					t.Fatalf("wait=%v: push %d behind the slot: %v", wait, i, err)
-				}
-			}
-			for i := 0; i < 1000; i++ {
-				if err := o.push(ctx, delta(t, "a", "x")); err != nil {
-					t.Fatalf("wait=%v: delta %d behind the slot: %v", wait, i, err)
-				}
-			}
-			o.fill(s, []outMsg{response(99)})
-			// Released but not written yet: still exempt.
-			if err := o.push(ctx, response(5)); err != nil {
-				t.Fatalf("wait=%v: push after the fill, before the writer took the backlog: %v", wait, err)
-			}
-			b, _ := o.take(nil)
-			want := []string{"99", "0", "1", "2", "3", "4", "delta", "5"}
-			if len(b) != len(want) {
-				t.Fatalf("took %d messages, want %d (the deltas merged into one)", len(b), len(want))
-			}
-			for i, w := range want {
-				got := string(b[i].data)
-				if w == "delta" {
-					if b[i].method != "item/agentMessage/delta" {
-						t.Fatalf("message %d is %s", i, got)
-					}
-					continue
-				}
-				if n, _ := strconv.Atoi(w); got != string(response(n).data) {
-					t.Fatalf("message %d is %s, want response %s", i, got, w)
-				}
-			}
-			// The writer comes back for more: it has written the held
-			// messages, and the limit applies to what comes next. It takes
-			// one message and is slow to write it.
-			taken := make(chan []outMsg, 1)
-			go func() {
-				b, _ := o.take(b)
-				taken <- b
-			}()
-			synctest.Wait()
-			o.push(ctx, response(6))
-			if b := <-taken; len(b) != 1 {
-				t.Fatalf("took %d messages, want 1", len(b))
-			}
-			o.push(ctx, response(7))
-			o.push(ctx, response(8))
-			pushed := make(chan error, 1)
-			go func() { pushed <- o.push(ctx, response(9)) }()
-			synctest.Wait()
-			if !wait {
-				if err := <-pushed; !errors.Is(err, errOutboxFull) {
-					t.Fatalf("socket: push over the limit: %v", err)
-				}
-				return
-			}
-			select {
-			case err := <-pushed:
-				t.Fatalf("stdio: push over the limit returned %v, want it to wait", err)
-			default:
-			}
-			o.take(nil)
-			if err := <-pushed; err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
 // The load harness's "256 turn/starts pipelined on one connection", made
 // deterministic. Each pipelined request reserves its response's place;
 // the turns they start queue their lifecycle events and the interleaved
@@ -423,14 +327,13 @@ func TestOutboxBehindSlotDoesNotCountAgainstLimit(t *testing.T) {
 // merges into the tail); then the places fill and the writer, which takes
 // whatever it can as soon as it comes back (a client reading at full
 // speed), gets thousands of messages at once, and the turns go on queueing
-// while it writes them. None of that may overflow: the client reads. Once
-// the writer has written everything the engine held back, the limit
-// applies again. Every message arrives, in order, every item's text whole.
+// while it writes them. Every message arrives, in order, every item's text
+// whole.
 func TestOutboxEngineBacklogNeverOverflowsAReader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		const limit, requests, items, rounds = 16, 64, 40, 5
-		o := newOutbox(limit, 1<<30, false)
+		const requests, items, rounds = 64, 40, 5
+		o := newOutbox(8, 1<<30, false, noWriter)
 		var want []string           // authoritative messages, in order
 		sent := map[string]string{} // item → its text
 		push := func(m outMsg, what string) {
@@ -479,23 +382,7 @@ func TestOutboxEngineBacklogNeverOverflowsAReader(t *testing.T) {
 		deltas(rounds - 1)
 		take()
 
-		// The writer has written it all and waits for more: the limit
-		// applies again to a client that stops reading.
-		back := make(chan []outMsg, 1)
-		go func() {
-			b, _ := o.take(nil)
-			back <- b
-		}()
-		synctest.Wait()
-		push(response(1000), "the first message after the backlog")
-		got = append(got, <-back...)
-		want = append(want, string(response(1000).data))
-		for i := 0; i < limit; i++ {
-			push(response(1001+i), "a message within the limit")
-		}
-		if err := o.push(ctx, response(2000)); !errors.Is(err, errOutboxFull) {
-			t.Fatalf("push over the limit with nothing held back: %v, want errOutboxFull", err)
-		}
+		take()
 
 		// Order and content: authoritative messages in the order queued,
 		// responses before what was queued behind their places, each
@@ -539,16 +426,15 @@ func interleave(want []string, n int) []string {
 	return out
 }
 
-// A client that stops reading while the engine's backlog lasts is bounded
-// by the memory limit: behind an unfilled place (a handler that takes
-// long), and while the writer is stuck writing what the fill released. A
-// waiting outbox (stdio) makes the pusher wait there instead.
-func TestOutboxEngineBacklogBoundedByMemory(t *testing.T) {
+// A client that stops reading is bounded by the memory limit, behind an
+// unfilled place (a handler that takes long) as anywhere else. A waiting
+// outbox (stdio) makes the pusher wait there instead.
+func TestOutboxBoundedByMemory(t *testing.T) {
 	for _, wait := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			const maxBytes = 4096
-			o := newOutbox(4, maxBytes, wait)
+			o := newOutbox(4, maxBytes, wait, noWriter)
 			s, _ := o.reserve(ctx)
 			// Fill the queue to its memory limit behind the place:
 			// items that cannot merge.
@@ -612,7 +498,7 @@ func TestOutboxEngineBacklogBoundedByMemory(t *testing.T) {
 // never across an authoritative message, and never into an older delta of
 // its stream past a newer one.
 func TestOutboxMergesInterleavedStreams(t *testing.T) {
-	o := newOutbox(1024, 1<<30, false)
+	o := newOutbox(1024, 1<<30, false, noWriter)
 	push := func(m outMsg) {
 		t.Helper()
 		if err := o.push(context.Background(), m); err != nil {
@@ -655,7 +541,7 @@ func TestOutboxMergesInterleavedStreams(t *testing.T) {
 // A delta whose stream's last delta is full is queued on its own: it is
 // never merged into an older delta of its stream, past the full one.
 func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
-	o := newOutbox(1024, 1<<30, false)
+	o := newOutbox(1024, 1<<30, false, noWriter)
 	o.mu.Lock()
 	o.behind = true
 	o.mu.Unlock()
@@ -674,5 +560,149 @@ func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
 	}
 	if want := "a:start a:xxxxx b:b a:end"; strings.Join(got, " ") != want {
 		t.Fatalf("got %v, want %s", got, want)
+	}
+}
+
+// A writer runs only while the connection has output: the outbox starts
+// one when a message it can take is queued and none runs (never a second
+// one); the writer waits for more, and stops after a whole tick of the
+// idle timer without any, or once the closed outbox was written out
+// (drained). An unfilled slot at the head holds it until it is filled.
+func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		starts, running := 0, 0
+		got := make(chan []outMsg) // a batch is written when the test receives it
+		var o *outbox
+		o = newOutbox(8, 1<<30, false, func() {
+			starts++
+			running++
+			go func() {
+				defer func() { running-- }()
+				var b []outMsg
+				for {
+					var ok bool
+					if b, ok = o.take(b); !ok {
+						if !o.park() {
+							return
+						}
+						continue
+					}
+					got <- slices.Clone(b)
+				}
+			}()
+		})
+		want := func(n, r int, when string) {
+			t.Helper()
+			synctest.Wait()
+			if starts != n || running != r {
+				t.Fatalf("%s: %d writers started, %d running, want %d and %d", when, starts, running, n, r)
+			}
+		}
+		recv := func(n int) { // n messages, in one batch or more
+			t.Helper()
+			for n > 0 {
+				n -= len(<-got)
+			}
+			if n < 0 {
+				t.Fatal("wrote more messages than were queued")
+			}
+		}
+		want(0, 0, "new")
+		o.push(ctx, response(1))
+		o.push(ctx, response(2))
+		recv(2)
+		want(1, 1, "two messages: one writer, waiting for more")
+		o.push(ctx, response(3))
+		recv(1)
+		want(1, 1, "a message for the waiting writer")
+		o.tick() // it wrote since the last tick
+		want(1, 1, "busy")
+		o.tick() // a whole tick idle: it stops
+		want(1, 0, "idle")
+		s, _ := o.reserve(ctx)
+		o.push(ctx, response(4))
+		want(1, 0, "an unfilled slot heads the queue")
+		o.fill(s, []outMsg{response(5)})
+		recv(2)
+		want(2, 1, "the slot filled")
+		o.push(ctx, response(6))
+		o.close()
+		select {
+		case <-o.drained():
+			t.Fatal("drained with a message queued")
+		default:
+		}
+		recv(1)
+		<-o.drained()
+		want(2, 0, "closed and written out")
+	})
+}
+
+// A client that reads at full speed while its writer is starved of CPU
+// (the writer takes nothing until the end) is not given up, however many
+// messages queue: 128 turns started at once send ten authoritative
+// messages each (the old bound was 1,024 messages) and deltas,
+// interleaved. Only the memory limit (64 KiB per message of the queue
+// size, as the daemon sets it) bounds the queue. Everything arrives, in
+// order, every item's text whole.
+func TestOutboxStarvedWriterNeverOverflowsAReader(t *testing.T) {
+	const queueSize, turns, deltas = 1024, 128, 50
+	o := newOutbox(queueSize/2, queueSize*outboxBytesPerMessage, false, noWriter)
+	var want []string
+	sent := map[string]string{}
+	push := func(m outMsg, what string) {
+		t.Helper()
+		if err := o.push(context.Background(), m); err != nil {
+			t.Fatalf("%s: %v (a reading client was given up)", what, err)
+		}
+		if m.method != "item/agentMessage/delta" {
+			want = append(want, string(m.data))
+		}
+	}
+	event := func(method string, turn, n int) outMsg {
+		return note(t, method, map[string]any{"threadId": fmt.Sprint("th", turn), "turnId": "tu", "n": n, "pad": strings.Repeat("p", 200)})
+	}
+	for i := range turns {
+		push(event("turn/started", i, 0), "turn/started")
+		push(event("item/started", i, 0), "item/started")
+	}
+	for r := range deltas {
+		for i := range turns {
+			text := fmt.Sprintf("<%d.%d>", i, r)
+			sent[fmt.Sprint(i)] += text
+			push(delta(t, fmt.Sprint(i), text), "delta")
+		}
+	}
+	for i := range turns {
+		push(event("item/completed", i, 0), "item/completed")
+		for n := 1; n <= 6; n++ {
+			push(event("thread/tokenUsage/updated", i, n), "token usage")
+		}
+		push(event("turn/completed", i, 0), "turn/completed")
+	}
+	if len(want) <= queueSize {
+		t.Fatalf("%d authoritative messages: not past the old bound", len(want))
+	}
+	var auth []string
+	text := map[string]string{}
+	for _, m := range drainAll(o) {
+		if m.method != "item/agentMessage/delta" {
+			auth = append(auth, string(m.data))
+			continue
+		}
+		var p struct{ ItemID, Delta string }
+		if err := json.Unmarshal(m.params(), &p); err != nil {
+			t.Fatal(err)
+		}
+		text[p.ItemID] += p.Delta
+	}
+	if !slices.Equal(auth, want) {
+		t.Fatalf("authoritative messages: got %d, want %d, or out of order", len(auth), len(want))
+	}
+	for item, s := range sent {
+		if text[item] != s {
+			t.Fatalf("item %s: text of %d bytes, want %d", item, len(text[item]), len(s))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,13 +57,13 @@ func (s socketStream) Info() transport.Info {
 // would disconnect it, rather than letting later events overtake the
 // response.
 func TestResponseFirstOnAFullSocketQueueDisconnects(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.Limits.OutboundQueueSize = 2 })
+	s := newTestServer(t, func(o *Options) { o.Limits.OutboundQueueSize = 2 }) // 128 KiB
 	srv, cli := transport.Pipe(1)
 	defer cli.Close()
-	c := newConn(s, 1, socketStream{srv}) // no writer runs: the queue stays full
+	c := newConn(s, 1, socketStream{srv})
+	c.out.start = func() {} // no writer runs: the queue stays full
 	c.sess.Store(&session{optOut: map[string]struct{}{}})
-	c.Notify("a", nil)
-	c.Notify("b", nil)
+	c.Notify("a", map[string]string{"pad": strings.Repeat("x", 2*outboxBytesPerMessage)})
 	r := &Request{conn: c, id: json.RawMessage("7"), method: "turn/start"}
 	r.ResponseFirst()
 	select {

@@ -18,11 +18,19 @@ import (
 
 // Limits bound what the engine accepts and holds.
 type Limits struct {
-	// MaxInflightPerConnection bounds requests being handled for one
-	// connection; past it a request is answered -32001 at once.
+	// MaxInflightPerConnection bounds the requests of one connection
+	// being handled at once; past it, requests wait their turn.
 	MaxInflightPerConnection int
-	// MaxInflight bounds requests being handled in total.
+	// MaxInflight bounds the requests being handled at once in total;
+	// past it, requests wait their turn.
 	MaxInflight int
+	// MaxQueuedRequestBytes bounds, per connection, what the requests
+	// waiting for their turn hold: each counts its size and
+	// queuedRequestOverhead. A request that would wait while the
+	// connection's waiting requests hold that much is answered -32001 at
+	// once (one of any size may always wait). 0: none waits; past the
+	// in-flight limits a request is answered -32001.
+	MaxQueuedRequestBytes int
 	// MaxMessageBytes caps one message in either direction.
 	MaxMessageBytes int
 	// OutboundQueueSize is each connection's outbound queue, in messages.
@@ -61,9 +69,12 @@ type Server struct {
 	// stops (Cancellable).
 	cancellable map[string]bool
 
-	// work counts running handlers of all connections; Add happens under
-	// mu, before draining is set, so Wait in shutdown is safe.
+	// work counts the admitted requests of all connections (running or
+	// waiting their turn); Add happens under mu, before draining is set,
+	// so Wait in shutdown is safe.
 	work sync.WaitGroup
+	// slots holds a token for each request being handled (MaxInflight).
+	slots chan struct{}
 
 	// stop receives a reason when something other than the caller's
 	// context ends the server (stdin closed).
@@ -79,6 +90,7 @@ type Server struct {
 	mu         sync.Mutex
 	conns      map[uint64]*Conn
 	nextConnID uint64
+	// inflight counts the admitted requests (running or waiting).
 	inflight   int
 	draining   bool
 	drainHooks []func(context.Context)
@@ -90,6 +102,9 @@ type Server struct {
 	// until a slot frees up.
 	sockets, maxSockets int
 	limitWarned         bool
+	// reapStop, while the idle timer runs (reap), stops it: it is closed
+	// when the last connection ends.
+	reapStop chan struct{}
 }
 
 type boundListener struct {
@@ -106,7 +121,10 @@ func New(opts Options) *Server {
 		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
 	}
 	drain, startDrain := context.WithCancelCause(context.Background())
+	opts.Limits.MaxInflight = max(opts.Limits.MaxInflight, 1)
+	opts.Limits.MaxInflightPerConnection = max(opts.Limits.MaxInflightPerConnection, 1)
 	return &Server{
+		slots:       make(chan struct{}, opts.Limits.MaxInflight),
 		drain:       drain,
 		startDrain:  startDrain,
 		opts:        opts,
@@ -208,13 +226,56 @@ func (s *Server) serveStream(st transport.Stream, internal bool) {
 	c := newConn(s, s.nextConnID, st)
 	c.internal = internal
 	s.conns[c.id] = c
+	if s.reapStop == nil {
+		s.reapStop = make(chan struct{})
+		go s.reap(s.reapStop)
+	}
 	s.mu.Unlock()
 	c.run()
+}
+
+// idleWorkerRetire is the period of the idle timer (reap): a connection's
+// writer or dispatcher that waited a whole period for work stops. Long
+// enough that a connection with steady traffic keeps them (a goroutine
+// started per message costs its start and its stack's growth every time:
+// fan-out to 50 WebSocket clients took twice as long), short enough that
+// an idle connection soon holds only its reader.
+const idleWorkerRetire = 250 * time.Millisecond
+
+// reap is the idle timer: every idleWorkerRetire it ticks every
+// connection's outbox and inbox. It runs while there are connections,
+// until stop is closed.
+func (s *Server) reap(stop <-chan struct{}) {
+	t := time.NewTicker(idleWorkerRetire)
+	defer t.Stop()
+	var conns []*Conn
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		conns = conns[:0]
+		for _, c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.out.tick()
+			c.in.tick()
+		}
+		clear(conns)
+	}
 }
 
 func (s *Server) removeConn(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c.id)
+	if len(s.conns) == 0 && s.reapStop != nil {
+		close(s.reapStop)
+		s.reapStop = nil
+	}
 	// In the same step, so that Stats counts its merges once.
 	s.counts.coalescedClosed.Add(c.out.coalescedCount())
 	s.mu.Unlock()
@@ -498,7 +559,7 @@ func (s *Server) Shutdown(reason string) {
 			c.giveUpOpen(flush)
 			c.out.close()
 			select {
-			case <-c.writerDone:
+			case <-c.out.drained():
 			case <-flush.Done():
 			}
 			c.closeWith(nil)

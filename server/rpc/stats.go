@@ -41,7 +41,8 @@ type Stats struct {
 	Conns map[string]int
 	// QueueDepth is the messages waiting in every outbound queue.
 	QueueDepth int
-	// Inflight is the requests being handled.
+	// Inflight is the requests admitted: being handled or waiting their
+	// turn.
 	Inflight int
 	// Coalesced counts the deltas merged since the start (all
 	// connections, closed ones too).

@@ -45,6 +45,8 @@ type inMessage struct {
 	// arrived is when a request was read (for its latency, waiting for
 	// its turn included).
 	arrived time.Time
+	// size is the message's size in bytes.
+	size int
 }
 
 // traceContext is a request's optional "trace" member.

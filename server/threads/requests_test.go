@@ -232,9 +232,9 @@ func TestSecondShutdownWaitsForTheFirst(t *testing.T) {
 		sv := &service{live: config.Fixed(cfg), log: zap.NewNop()}
 		th := newThread(sv, loadSpec{id: "th", settings: threadSettings{cfg: cfg}, status: protocol.StatusIdle()}, sess)
 		th.subscribe(cb, false)
-		go func() { // B stops reading: its queue fills
+		go func() { // B stops reading: its queue fills (2 × 64 KiB)
 			for i := 0; i < 5; i++ {
-				cb.Notify("x/filler", nil)
+				cb.Notify("x/filler", map[string]string{"pad": strings.Repeat("x", 64<<10)})
 			}
 		}()
 		synctest.Wait()

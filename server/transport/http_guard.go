@@ -71,17 +71,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release := func() {}
 	if h.opts.Admit != nil {
-		release, ok := h.opts.Admit()
-		if !ok {
+		var ok bool
+		if release, ok = h.opts.Admit(); !ok {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("too many connections; retry later\n"))
 			return
 		}
-		// serve returns when the connection has ended.
-		defer release()
 	}
 	w.Header().Set(MaxMessageHeader, strconv.Itoa(h.opts.MaxMessageBytes))
 	up := &wsUpgrade{ResponseWriter: w}
@@ -91,17 +90,27 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
+		release()
 		h.opts.Logger.Debug("websocket upgrade failed", zap.String("remote", r.RemoteAddr), zap.Error(err))
 		return
 	}
-	st := NewWebSocket(c, h.opts.MaxMessageBytes, Info{Transport: h.transport, Remote: r.RemoteAddr, Scope: id.Scope, Principal: id.Name})
+	remote := r.RemoteAddr
+	st := NewWebSocket(c, h.opts.MaxMessageBytes, Info{Transport: h.transport, Remote: remote, Scope: id.Scope, Principal: id.Name})
 	ws := st.(*wsStream)
 	ws.w = up.w
 	log := h.opts.Logger
 	ws.onBinary = func(n int) {
-		log.Warn("ignoring binary websocket frame", zap.String("remote", r.RemoteAddr), zap.Int("bytes", n))
+		log.Warn("ignoring binary websocket frame", zap.String("remote", remote), zap.Int("bytes", n))
 	}
-	h.serve(st)
+	// The connection runs on a goroutine of its own, and this handler
+	// returns: the HTTP server then lets go of what it kept for the
+	// upgrade request (the request, its headers, the response, its
+	// buffers), which an idle connection would otherwise hold for its
+	// whole life. serve returns when the connection has ended.
+	go func() {
+		defer release()
+		h.serve(st)
+	}()
 }
 
 // certCovers reports whether a request that came over TLS names a host

@@ -2,8 +2,11 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -325,4 +328,98 @@ func TestWSCloseForSendsReason(t *testing.T) {
 		cancel()
 		_ = l.Close()
 	}
+}
+
+// A client may send its first frames right behind its upgrade request,
+// in the same packet: the HTTP server has read them with the request, and
+// they must reach the WebSocket reader first, whole and in order, however
+// they compare with the connection's small buffers (wsReadBuffer): the
+// server's buffer holds the first ones, the kernel the rest.
+func TestWSFramesSentWithTheUpgradeRequest(t *testing.T) {
+	_, addr := startWS(t, 0)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var msgs []string
+	for i, size := range []int{10, 300, 2000, 5, 3000, 1, 6000} {
+		msgs = append(msgs, fmt.Sprintf("%d:%s", i, strings.Repeat(string(rune('a'+i)), size)))
+	}
+	var out bytes.Buffer
+	out.WriteString("GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+	for _, m := range msgs {
+		out.Write(maskedTextFrame(m))
+	}
+	if _, err := conn.Write(out.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: HTTP %d", resp.StatusCode)
+	}
+	for i, want := range msgs {
+		got, err := readServerFrame(br)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if got != want {
+			t.Fatalf("message %d: got %d bytes %.20q…, want %d bytes %.20q…", i, len(got), got, len(want), want)
+		}
+	}
+}
+
+// maskedTextFrame is one text frame as a client sends it (masked).
+func maskedTextFrame(payload string) []byte {
+	b := []byte{0x81}
+	switch n := len(payload); {
+	case n < 126:
+		b = append(b, 0x80|byte(n))
+	case n < 1<<16:
+		b = append(b, 0x80|126)
+		b = binary.BigEndian.AppendUint16(b, uint16(n))
+	default:
+		b = append(b, 0x80|127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	key := []byte{1, 2, 3, 4}
+	b = append(b, key...)
+	for i := 0; i < len(payload); i++ {
+		b = append(b, payload[i]^key[i%4])
+	}
+	return b
+}
+
+// readServerFrame reads one unmasked, unfragmented text frame.
+func readServerFrame(r *bufio.Reader) (string, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return "", err
+	}
+	if h[0] != 0x81 || h[1]&0x80 != 0 {
+		return "", fmt.Errorf("unexpected frame header % x", h)
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var l [2]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			return "", err
+		}
+		n = uint64(binary.BigEndian.Uint16(l[:]))
+	case 127:
+		var l [8]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			return "", err
+		}
+		n = binary.BigEndian.Uint64(l[:])
+	}
+	p := make([]byte, n)
+	_, err := io.ReadFull(r, p)
+	return string(p), err
 }

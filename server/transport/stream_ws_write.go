@@ -167,11 +167,15 @@ func (u *wsUpgrade) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	r, err := smallReader(conn, brw.Reader)
+	if err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
 	// net/http flushed the upgrade response before handing the
 	// connection over: its writer holds nothing, and is replaced.
 	u.w = &wsWriter{conn: conn}
-	brw.Writer = bufio.NewWriterSize(u.w, wsControlBuf)
-	return conn, brw, nil
+	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(u.w, wsControlBuf)), nil
 }
 
 // Unwrap lets http.ResponseController reach the server's writer.

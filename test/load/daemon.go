@@ -96,7 +96,9 @@ func (t *target) start(home string) (*daemon, error) {
 	if t.ref {
 		args = []string{"app-server", "--listen", url}
 	} else {
-		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn"}
+		// --max-connections: its default (1,024) is below the
+		// connections scenario's sizes.
+		args = []string{"serve", "--home", home, "--listen", url, "--log-level", "warn", "--max-connections", "1000000"}
 	}
 	var metrics string
 	if t.heapDir != "" && !t.ref {
