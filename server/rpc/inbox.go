@@ -112,15 +112,18 @@ func (in *inbox) park() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for {
+		if !in.closed && in.head < len(in.q) {
+			// Input, even if tick asked it to stop meanwhile: nobody else
+			// would dispatch it, and it is no longer idle.
+			in.retire = false
+			return true
+		}
 		if in.closed || in.retire {
 			in.retire = false
 			in.running = false
 			in.q, in.head = nil, 0 // an idle connection keeps no queue
 			in.signalLocked()
 			return false
-		}
-		if in.head < len(in.q) {
-			return true
 		}
 		if in.ready == nil {
 			in.ready = make(chan struct{}, 1)

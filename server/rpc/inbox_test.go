@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -24,11 +25,11 @@ import (
 // until everything it read was dispatched.
 func TestInbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		starts := 0
+		var starts atomic.Int32
 		got := make(chan inMsg) // a message is dispatched when the test receives it
 		in := &inbox{}
 		in.start = func() {
-			starts++
+			starts.Add(1)
 			go func() {
 				for {
 					m, ok := in.take()
@@ -48,11 +49,11 @@ func TestInbox(t *testing.T) {
 				t.Fatalf("dispatched %.10q, want %q", m.data, want)
 			}
 		}
-		wantStarts := func(n int) {
+		wantStarts := func(n int32) {
 			t.Helper()
 			synctest.Wait()
-			if starts != n {
-				t.Fatalf("%d dispatchers started, want %d", starts, n)
+			if starts.Load() != n {
+				t.Fatalf("%d dispatchers started, want %d", starts.Load(), n)
 			}
 		}
 		in.push(inMsg{data: []byte("1")})
@@ -68,10 +69,15 @@ func TestInbox(t *testing.T) {
 		in.push(inMsg{data: []byte("4")})
 		recv("4")
 		in.tick()
-		in.tick() // a whole tick without work: it stops
+		in.tick()                         // a whole tick without work: asked to stop,
+		in.push(inMsg{data: []byte("5")}) // and input comes as it stops:
+		recv("5")                         // dispatched all the same, by it or a new one
+		in.tick()
+		in.tick() // now it stops
 		synctest.Wait()
-		in.push(inMsg{data: []byte("5")})
-		recv("5")
+		starts.Store(1)
+		in.push(inMsg{data: []byte("6")})
+		recv("6")
 		wantStarts(2)
 
 		// Full: the reader waits for the dispatcher to take.

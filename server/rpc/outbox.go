@@ -291,6 +291,9 @@ func (o *outbox) park() bool {
 	defer o.mu.Unlock()
 	for {
 		if o.takeableLocked() {
+			// Work, even if tick asked it to stop meanwhile: it is no
+			// longer idle.
+			o.retire = false
 			return true
 		}
 		if o.retire || (o.closed && len(o.q) == 0) {

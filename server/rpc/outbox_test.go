@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 )
@@ -571,14 +572,14 @@ func TestOutboxNeverMergesPastAFullDeltaOfItsStream(t *testing.T) {
 func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		starts, running := 0, 0
+		var starts, running atomic.Int32
 		got := make(chan []outMsg) // a batch is written when the test receives it
 		var o *outbox
 		o = newOutbox(8, 1<<30, false, func() {
-			starts++
-			running++
+			starts.Add(1)
+			running.Add(1)
 			go func() {
-				defer func() { running-- }()
+				defer running.Add(-1)
 				var b []outMsg
 				for {
 					var ok bool
@@ -592,11 +593,11 @@ func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
 				}
 			}()
 		})
-		want := func(n, r int, when string) {
+		want := func(n, r int32, when string) {
 			t.Helper()
 			synctest.Wait()
-			if starts != n || running != r {
-				t.Fatalf("%s: %d writers started, %d running, want %d and %d", when, starts, running, n, r)
+			if starts.Load() != n || running.Load() != r {
+				t.Fatalf("%s: %d writers started, %d running, want %d and %d", when, starts.Load(), running.Load(), n, r)
 			}
 		}
 		recv := func(n int) { // n messages, in one batch or more
@@ -618,8 +619,13 @@ func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
 		want(1, 1, "a message for the waiting writer")
 		o.tick() // it wrote since the last tick
 		want(1, 1, "busy")
-		o.tick() // a whole tick idle: it stops
-		want(1, 0, "idle")
+		o.tick()                 // a whole tick idle: asked to stop,
+		o.push(ctx, response(7)) // and a message comes as it stops:
+		recv(1)                  // written all the same, by it or by a new one
+		o.tick()
+		o.tick()
+		want(starts.Load(), 0, "idle") // now it stops
+		starts.Store(1)
 		s, _ := o.reserve(ctx)
 		o.push(ctx, response(4))
 		want(1, 0, "an unfilled slot heads the queue")
