@@ -7,7 +7,8 @@
 //
 // Goroutines. Each connection has one reader, which only reads; a
 // dispatcher while there is read input to dispatch (inbox), a writer while
-// there is something to write (outbox), and one goroutine per request
+// there is something to write (outbox), each stopped by the server's idle
+// timer (reap) once it waited a whole tick, and one goroutine per request
 // being handled or waiting its turn: an idle connection holds one
 // goroutine. The dispatcher decodes, gates and routes, in the order
 // messages were read; it never waits on a handler, so answers to server
