@@ -13,8 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/agentd-dev/agentd/server/atomicfile"
 )
@@ -42,30 +40,10 @@ type Store struct {
 	key string
 	// seen identifies the version of the file key was read from; ok is
 	// false until the file was looked at once.
-	seen stamp
+	seen atomicfile.Stamp
 	ok   bool
 	// problem is why the file could not be read, "" when it could.
 	problem string
-}
-
-// stamp identifies a version of the file: missing, or its inode, size
-// and times (a key of the same length written by a rename within one
-// clock tick is a new inode).
-type stamp struct {
-	exists     bool
-	ino        uint64
-	size       int64
-	mod, ctime time.Time
-}
-
-// stampOf identifies the version of the file st describes.
-func stampOf(st fs.FileInfo) stamp {
-	s := stamp{exists: true, size: st.Size(), mod: st.ModTime()}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		s.ino = sys.Ino
-		s.ctime = time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)
-	}
-	return s
 }
 
 // Open returns the store of home. It does not touch the disk.
@@ -98,16 +76,16 @@ func (s *Store) Problem() string {
 // read.
 func (s *Store) refreshLocked() {
 	st, err := os.Stat(s.path)
-	now := stamp{}
+	now := atomicfile.Stamp{}
 	if err == nil {
-		now = stampOf(st)
+		now = atomicfile.StampOf(st)
 	}
 	if s.ok && now == s.seen {
 		return
 	}
 	s.seen, s.ok = now, true
 	s.key, s.problem = "", ""
-	if !now.exists {
+	if !now.Exists {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.problem = fmt.Sprintf("cannot read %s: %v", s.path, err)
 		}

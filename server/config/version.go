@@ -6,8 +6,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/agentd-dev/agentd/server/atomicfile"
 )
 
 // racyWindow is how long after its last change a file's times cannot be
@@ -18,30 +19,10 @@ import (
 // index entries).
 const racyWindow = 2 * time.Second
 
-// fileStamp identifies a version of a file by what stat says: missing, or
-// its inode, size and times (ctime too: a tool that restores the mtime
-// cannot restore it).
-type fileStamp struct {
-	exists     bool
-	ino        uint64
-	size       int64
-	mod, ctime time.Time
-}
-
-// stampOf is st's stamp.
-func stampOf(st fs.FileInfo) fileStamp {
-	s := fileStamp{exists: true, size: st.Size(), mod: st.ModTime()}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		s.ino = sys.Ino
-		s.ctime = time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)
-	}
-	return s
-}
-
 // fileVersion is the version of config.toml a load read: its stamp, a
 // digest of its bytes, and when the bytes were known to match the stamp.
 type fileVersion struct {
-	stamp fileStamp
+	stamp atomicfile.Stamp
 	sum   [sha256.Size]byte
 	// checked is when the bytes were last read and found to be these.
 	checked time.Time
@@ -60,7 +41,7 @@ func readVersioned(path string) ([]byte, fileVersion, error) {
 	}
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil {
-			v.stamp = stampOf(st)
+			v.stamp = atomicfile.StampOf(st)
 		}
 		return nil, v, err
 	}
@@ -69,7 +50,7 @@ func readVersioned(path string) ([]byte, fileVersion, error) {
 	if err != nil {
 		return nil, v, err
 	}
-	v.stamp = stampOf(st)
+	v.stamp = atomicfile.StampOf(st)
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, v, err
@@ -85,16 +66,16 @@ func readVersioned(path string) ([]byte, fileVersion, error) {
 // v.checked is moved on (so that, once the file is quiet, a stat is all
 // a check costs).
 func (v *fileVersion) changed(path string) bool {
-	now := fileStamp{}
+	now := atomicfile.Stamp{}
 	if st, err := os.Stat(path); err == nil {
-		now = stampOf(st)
+		now = atomicfile.StampOf(st)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return true // cannot be looked at: let a load say why
 	}
 	if now != v.stamp {
 		return true
 	}
-	if !now.exists || v.checked.Sub(now.mod) > racyWindow && v.checked.Sub(now.ctime) > racyWindow {
+	if !now.Exists || v.checked.Sub(now.Mod) > racyWindow && v.checked.Sub(now.Ctime) > racyWindow {
 		return false
 	}
 	checked := time.Now()
