@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentd-dev/agentd/core/model"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -38,15 +39,13 @@ func Version(doc map[string]any) string {
 
 // canonicalJSON encodes v compactly, keys sorted, without HTML escaping.
 func canonicalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := model.MarshalNoEscape(v)
+	if err != nil {
 		// Documents come from the TOML decoder or FromJSON: always
 		// encodable.
 		panic(fmt.Sprintf("configedit: cannot encode document: %v", err))
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
 }
 
 // Equal reports whether two documents hold the same values.
