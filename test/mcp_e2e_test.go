@@ -356,7 +356,13 @@ func TestMCPNoOrphans(t *testing.T) {
 			if code := d.Wait(); code != 0 {
 				t.Errorf("exit code %d", code)
 			}
+			// The daemon has sent SIGKILL to each group before it
+			// exited; the kernel delivers it a moment later.
 			for _, p := range []int{pid, child} {
+				deadline := time.Now().Add(WaitTimeout)
+				for alive(p) && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
 				if alive(p) {
 					t.Errorf("process %d outlived the daemon", p)
 				}
