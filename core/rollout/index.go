@@ -710,11 +710,7 @@ func (j *scanJob) runNew() {
 	j.gone, j.bad, j.moved = false, false, nil
 	f, st, err := openListed(j.path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			j.gone = true
-		} else {
-			j.bad = true
-		}
+		j.openFailed(err)
 		return
 	}
 	defer f.Close()
@@ -732,17 +728,23 @@ func (j *scanJob) runNew() {
 		Offset: end, Sum: sum, Partial: end < k.size, verified: true}).finish()
 }
 
+// openFailed notes why the job's file could not be opened: gone, or
+// unreadable.
+func (j *scanJob) openFailed(err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		j.gone = true
+	} else {
+		j.bad = true
+	}
+}
+
 // runComplete reads the rest of a partial entry's file, from where its
 // first line ended (all of it, if the file was replaced since).
 func (j *scanJob) runComplete() {
 	p := j.prev
 	f, st, err := openRegular(j.path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			j.gone = true
-		} else {
-			j.bad = true
-		}
+		j.openFailed(err)
 		return
 	}
 	defer f.Close()
