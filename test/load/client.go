@@ -4,17 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
@@ -26,7 +20,7 @@ import (
 // (atomics) while it runs, and the rest once its events are done.
 type client struct {
 	name string
-	ws   *websocket.Conn
+	ws   *wsConn
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -49,12 +43,10 @@ type client struct {
 	stamps  int     // stamps read
 	bad     error   // the first malformed message
 
-	stamping  atomic.Bool // record the delay of each stamped delta
-	stalled   atomic.Bool
-	closing   chan struct{} // closed by close: releases a stalled reader
-	closeOnce sync.Once
-	done      chan struct{} // closed when the reader ends
-	endErr    error
+	stamping atomic.Bool // record the delay of each stamped delta
+	stalled  atomic.Bool
+	done     chan struct{} // closed when the connection ends
+	endErr   error
 }
 
 // clientOpts say how a client connects.
@@ -84,32 +76,17 @@ const codeOverloaded = -32001
 func dial(ctx context.Context, url, name string, opts clientOpts) (*client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	dialer := &net.Dialer{}
-	if opts.rcvbuf > 0 {
-		dialer.Control = func(_, _ string, rc syscall.RawConn) error {
-			var serr error
-			err := rc.Control(func(fd uintptr) {
-				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, opts.rcvbuf)
-			})
-			return errors.Join(err, serr)
-		}
-	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
-	ws, _, err := websocket.Dial(dctx, url, &websocket.DialOptions{HTTPClient: hc})
+	ws, err := wsDial(dctx, url, opts.rcvbuf)
 	if err != nil {
 		return nil, err
 	}
-	ws.SetReadLimit(1 << 30)
 	c := &client{name: name, ws: ws, pending: map[int64]chan reply{},
-		check: NewChecker(name), closing: make(chan struct{}), done: make(chan struct{})}
-	go c.readLoop()
+		check: NewChecker(name), done: make(chan struct{})}
+	ws.start(c.read, c.end)
 	return c, nil
 }
 
-func (c *client) close() {
-	c.closeOnce.Do(func() { close(c.closing) })
-	_ = c.ws.CloseNow()
-}
+func (c *client) close() { c.ws.close() }
 
 // ended reports whether the connection is gone, and why.
 func (c *client) ended() (bool, error) {
@@ -121,40 +98,27 @@ func (c *client) ended() (bool, error) {
 	}
 }
 
-// stall stops reading after the message being read now: the socket's
-// buffers fill and the daemon sees a client that does not read.
+// stall stops reading after the next message: the socket's buffers fill
+// and the daemon sees a client that does not read.
 func (c *client) stall() { c.stalled.Store(true) }
 
 // markFirst makes firstAt the time of the next message read.
 func (c *client) markFirst() { c.firstAt.Store(0) }
 
-func (c *client) readLoop() {
-	defer close(c.done)
-	var buf bytes.Buffer
-	for {
-		if c.stalled.Load() {
-			<-c.closing // a stalled client reads no more; close ends it
-			c.endErr = errors.New("closed while stalled")
-			c.failPending(c.endErr)
-			return
-		}
-		_, r, err := c.ws.Reader(context.Background())
-		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
-		}
-		if err != nil {
-			c.endErr = err
-			c.failPending(err)
-			return
-		}
-		c.checkMu.Lock()
-		c.handle(buf.Bytes(), time.Now())
-		c.checkMu.Unlock()
-		if buf.Cap() > 1<<20 {
-			buf = bytes.Buffer{} // an idle client keeps no large buffer
-		}
-	}
+// read handles a message as its connection's poller read it, and says
+// whether to read on.
+func (c *client) read(msg []byte) bool {
+	c.checkMu.Lock()
+	c.handle(msg, time.Now())
+	c.checkMu.Unlock()
+	return !c.stalled.Load()
+}
+
+// end is the end of the connection.
+func (c *client) end(err error) {
+	c.endErr = err
+	c.failPending(err)
+	close(c.done)
 }
 
 func (c *client) failPending(err error) {
@@ -243,7 +207,7 @@ func (c *client) answered(env envelope, at time.Time) {
 func (c *client) serverRequest(env envelope) {
 	c.serverReq.Add(1)
 	b, _ := json.Marshal(map[string]any{"id": env.ID, "result": map[string]any{"decision": "accept"}})
-	go func() { _ = c.ws.Write(context.Background(), websocket.MessageText, b) }()
+	go func() { _ = c.ws.writeText(b) }()
 }
 
 func (c *client) notification(method string, raw json.RawMessage, at time.Time) {
@@ -406,7 +370,7 @@ func (c *client) send(ctx context.Context, method string, params any) (<-chan re
 	c.mu.Unlock()
 	b, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
 	if err == nil {
-		err = c.ws.Write(ctx, websocket.MessageText, b)
+		err = c.ws.writeText(b)
 	}
 	if err != nil {
 		c.mu.Lock()
@@ -446,7 +410,7 @@ func (c *client) call(ctx context.Context, method string, params any) (json.RawM
 
 func (c *client) notify(ctx context.Context, method string) error {
 	b, _ := json.Marshal(map[string]any{"method": method})
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	return c.ws.writeText(b)
 }
 
 func (c *client) initialize(ctx context.Context) error {
