@@ -206,18 +206,62 @@ func (g *firstWalk) visit(path string, ns int64) error {
 	return nil
 }
 
-// readDir lists dir; a directory that does not exist is empty.
-func readDir(dir string) ([]os.DirEntry, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// dirEnt is an entry of a directory a walk listed.
+type dirEnt struct {
+	name         string
+	dir, regular bool
+}
+
+// firstDir is a directory's listing, valid while its mtime holds.
+type firstDir struct {
+	modNs, readNs int64
+	ents          []dirEnt // sorted by name
+}
+
+// readDir lists dir, sorted by name (a directory that does not exist is
+// empty); the listing is kept for the next walks while the directory's
+// mtime says it did not change.
+func (x *index) readDir(dir string) ([]dirEnt, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
 	}
-	return ents, err
+	mod := st.ModTime().UnixNano()
+	x.first.mu.Lock()
+	d := x.first.dirs[dir]
+	x.first.mu.Unlock()
+	if d != nil && d.modNs == mod && d.readNs-d.modNs >= int64(mtimeSlack) {
+		return d.ents, nil
+	}
+	now := time.Now().UnixNano()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]dirEnt, len(ents))
+	for i, e := range ents {
+		out[i] = dirEnt{name: e.Name(), dir: e.IsDir(), regular: e.Type().IsRegular()}
+	}
+	x.first.mu.Lock()
+	if !x.ready.Load() {
+		if x.first.dirs == nil {
+			x.first.dirs = map[string]*firstDir{}
+		}
+		x.first.dirs[dir] = &firstDir{modNs: mod, readNs: now, ents: out}
+	}
+	x.first.mu.Unlock()
+	return out, nil
 }
 
 // walkFlat walks a directory of rollout files (archived_sessions).
 func (g *firstWalk) walkFlat(dir string) error {
-	ents, err := readDir(dir)
+	ents, err := g.x.readDir(dir)
 	if err != nil {
 		return errFirstGiveUp
 	}
@@ -227,11 +271,11 @@ func (g *firstWalk) walkFlat(dir string) error {
 	}
 	files := make([]file, 0, len(ents))
 	for _, e := range ents {
-		name := e.Name()
+		name := e.name
 		switch {
-		case e.IsDir():
+		case e.dir:
 			return errFirstGiveUp // the index reads it too
-		case !e.Type().IsRegular() || !isRolloutName(name):
+		case !e.regular || !isRolloutName(name):
 		default:
 			t, ok := timeFromFileName(name)
 			if !ok {
@@ -256,7 +300,7 @@ func (g *firstWalk) walkFlat(dir string) error {
 // walkDated walks the dated directories under root (YYYY/MM/DD), in the
 // listing's order, listing only those the page reaches.
 func (g *firstWalk) walkDated(root string) error {
-	years, err := datedSubdirs(root, 4, 1, 9999)
+	years, err := g.datedSubdirs(root, 4, 1, 9999)
 	if err != nil {
 		return err
 	}
@@ -269,7 +313,7 @@ func (g *firstWalk) walkDated(root string) error {
 			return err
 		}
 		ydir := filepath.Join(root, pad(y, 4))
-		months, err := datedSubdirs(ydir, 2, 1, 12)
+		months, err := g.datedSubdirs(ydir, 2, 1, 12)
 		if err != nil {
 			return err
 		}
@@ -282,7 +326,7 @@ func (g *firstWalk) walkDated(root string) error {
 				return err
 			}
 			mdir := filepath.Join(ydir, pad(m, 2))
-			days, err := datedSubdirs(mdir, 2, 1, 31)
+			days, err := g.datedSubdirs(mdir, 2, 1, 31)
 			if err != nil {
 				return err
 			}
@@ -330,7 +374,7 @@ func (g *firstWalk) enter(start, end time.Time) error {
 // walkDay visits the rollout files of a day's directory, whose names must
 // carry its date.
 func (g *firstWalk) walkDay(dir, date string) error {
-	ents, err := readDir(dir)
+	ents, err := g.x.readDir(dir)
 	if err != nil {
 		return errFirstGiveUp
 	}
@@ -340,11 +384,11 @@ func (g *firstWalk) walkDay(dir, date string) error {
 		if g.desc {
 			e = ents[n-1-i]
 		}
-		name := e.Name()
+		name := e.name
 		switch {
-		case e.IsDir():
+		case e.dir:
 			return errFirstGiveUp
-		case !e.Type().IsRegular() || !isRolloutName(name):
+		case !e.regular || !isRolloutName(name):
 			continue
 		}
 		t, ok := timeFromFileName(name)
@@ -369,22 +413,22 @@ func (g *firstWalk) ordered(ns []int) []int {
 // datedSubdirs returns the numbers of dir's subdirectories, each named by
 // digits numbers within [lo, hi], ascending. Anything else the index would
 // list (another directory, a rollout file) gives up.
-func datedSubdirs(dir string, digits, lo, hi int) ([]int, error) {
-	ents, err := readDir(dir)
+func (g *firstWalk) datedSubdirs(dir string, digits, lo, hi int) ([]int, error) {
+	ents, err := g.x.readDir(dir)
 	if err != nil {
 		return nil, errFirstGiveUp
 	}
 	ns := make([]int, 0, len(ents))
 	for _, e := range ents {
-		name := e.Name()
+		name := e.name
 		switch {
-		case e.IsDir():
+		case e.dir:
 			n, err := strconv.Atoi(name)
 			if len(name) != digits || err != nil || n < lo || n > hi || name[0] == '+' || name[0] == '-' {
 				return nil, errFirstGiveUp
 			}
 			ns = append(ns, n)
-		case e.Type().IsRegular() && isRolloutName(name):
+		case e.regular && isRolloutName(name):
 			return nil, errFirstGiveUp
 		}
 	}
@@ -403,8 +447,9 @@ func pad(n, digits int) string {
 // firstCache holds the entries the walks read, by path, until the index
 // is ready: a page asked for again during the build reads no file again.
 type firstCache struct {
-	mu sync.Mutex
-	m  map[string]*entry
+	mu   sync.Mutex
+	m    map[string]*entry
+	dirs map[string]*firstDir
 }
 
 // readFirst returns the entry of the file at path, read whole (nil: gone,
@@ -459,6 +504,6 @@ func (x *index) takeFirst(path string, k statKey) *entry {
 // dropFirst forgets the walks' entries: the index is ready.
 func (x *index) dropFirst() {
 	x.first.mu.Lock()
-	x.first.m = nil
+	x.first.m, x.first.dirs = nil, nil
 	x.first.mu.Unlock()
 }
