@@ -200,10 +200,9 @@ type index struct {
 	// those walks read.
 	warming, ready atomic.Bool
 	first          firstCache
-	// warmNow starts the build at once (a page was served from the
-	// names: a client lists).
-	warmNow     chan struct{}
-	warmNowOnce sync.Once
+	// namesFirst: pages may be served from the names (there is no cache,
+	// or one that takes longer to load than a walk takes).
+	namesFirst bool
 	// holdWarm: the build waits (warmUpHeld).
 	holdWarm bool
 	// The window of creation times around a file name's (firstWindow).
@@ -229,7 +228,6 @@ func newIndex(home string, opts Options) *index {
 		checked:     make(chan struct{}),
 		passNow:     make(chan struct{}),
 		finishNow:   make(chan struct{}),
-		warmNow:     make(chan struct{}),
 		closing:     make(chan struct{}),
 		finishDelay: finishDelay,
 		warmUpDelay: warmUpDelay,
@@ -239,9 +237,13 @@ func newIndex(home string, opts Options) *index {
 		dirtyDirs:   map[string]bool{},
 		names:       newNameIndex(home, opts.OnWarning),
 	}
+	x.namesFirst = true
 	if !opts.NoIndexCache {
 		x.cachePath = filepath.Join(home, indexCacheName)
 		x.saver = newCacheSaver(x)
+		if st, err := os.Stat(x.cachePath); err == nil && st.Size() <= namesFirstCacheBytes {
+			x.namesFirst = false
+		}
 	}
 	return x
 }
@@ -256,13 +258,12 @@ func (x *index) warmUp() {
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
-		start, now := time.After(x.warmUpDelay), x.warmNow
+		start := time.After(x.warmUpDelay)
 		if x.holdWarm {
-			start, now = nil, nil
+			start = nil
 		}
 		select {
 		case <-start:
-		case <-now:
 		case <-x.closing:
 			return
 		}

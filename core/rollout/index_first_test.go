@@ -387,3 +387,26 @@ func TestFirstPagesDuringTheBuild(t *testing.T) {
 	}
 	t.Logf("%d calls served before the index was ready", fromNames)
 }
+
+// TestFirstPageWaitsForASmallCache: with an index cache that loads
+// sooner than a walk reads a page, the first page is the index's.
+func TestFirstPageWaitsForASmallCache(t *testing.T) {
+	home := t.TempDir()
+	generate(t, home, 40)
+	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "building the cache")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(filepath.Join(home, indexCacheName)) {
+		t.Fatal("no cache written")
+	}
+	s = openHeld(t, home, 0, time.Second)
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "with the cache")
+	if !s.idx.ready.Load() {
+		t.Fatal("served from the names, with a small cache")
+	}
+}
