@@ -126,8 +126,9 @@
 // moment after it is opened (a starting daemon answers its first
 // handshakes first): the cache, then the directories whose mtime changed
 // since it was saved are listed again, and the files added are read. A
-// first call that comes earlier builds it; one that comes during the
-// build waits for it, and helps with the reading. The files the cache
+// first call that comes earlier builds it, and one that comes during the
+// build waits for it, and helps with the reading, unless the file names
+// can serve it (below). The files the cache
 // brought are re-stat'ed in the background a second after; until that
 // ends, a page stats its own entries (and reads again those that
 // changed), and a listing by modification time waits for it.
@@ -142,6 +143,36 @@
 // thread has a turn, its preview for a search, the turns' statuses for the
 // summary), and the background reads the others', at half of one
 // processor, a second after the build.
+//
+// Until the build ends, a listing by creation time is not kept waiting for
+// it (unless the store was opened without the background build): its pages
+// are served from the file names (index_first.go), as the reference serves
+// all of its pages. A name carries the second its thread was created, and
+// the dated directories sort the names, so the walk lists the directories
+// newest (or oldest) first, only those the page reaches, and reads the
+// files it reaches whole, until no file left can come before the page's
+// last: about as many files as the page has, whatever the number of
+// threads. The creation time that orders a listing is the meta's, which
+// agentd's names carry to the second (UTC) and the reference's in local
+// time; the walk trusts the meta's time to be within a window around the
+// name's (UTC and every offset the local zone had in the last year),
+// places a file only once no unread file can come before it, checks every
+// file it reads against the window, and every name it lists against its
+// directory's date. The pages, and their cursors, are the index's: a
+// cursor continues on the index once it is built. The walk gives up, and
+// the page waits for the index, where the names cannot say the order (a
+// rollout outside the dated directories, a file whose meta disagrees with
+// its name), when it would read more than 256 files (or four pages: a
+// filter that matches few threads), and for a listing by modification
+// time, which only the index can sort. A walk's listings and summaries are
+// kept until the build ends (each checked by its mtime and stat before it
+// is used again), so that a page asked for again is not read again, and
+// the build takes them instead of reading their files. With a cache of up
+// to 8 MiB (some 30,000 threads), which loads sooner than a walk reads a
+// page, the pages wait for the index instead. What the walk cannot check,
+// it trusts: a file whose meta's time is outside the window, in a
+// directory the page did not reach, would be missed or misplaced until the
+// index is built.
 //
 // SQLite (modernc.org/sqlite) was considered and not chosen: the files
 // stay the only truth either way, so a database would still need the same

@@ -136,6 +136,7 @@ type index struct {
 	// finishNow starts the completion at once (urgeFinish), which
 	// otherwise waits finishDelay.
 	finishDelay   time.Duration
+	warmUpDelay   time.Duration
 	finishNow     chan struct{}
 	finishNowOnce sync.Once
 	// building is set while the build reads the files it found.
@@ -192,6 +193,21 @@ type index struct {
 	saver *cacheSaver
 	// names is the session index: thread names, refreshed with the index.
 	names *nameIndex
+
+	// warming: the index is built in the background (warmUp); ready:
+	// it is built. In between, pages by creation time are served from
+	// the file names (index_first.go), and first holds the entries
+	// those walks read.
+	warming, ready atomic.Bool
+	first          firstCache
+	// namesFirst: pages may be served from the names (there is no cache,
+	// or one that takes longer to load than a walk takes).
+	namesFirst bool
+	// holdWarm: the build waits (warmUpHeld).
+	holdWarm bool
+	// The window of creation times around a file name's (firstWindow).
+	windowOnce   sync.Once
+	winLo, winHi int64
 }
 
 func newIndex(home string, opts Options) *index {
@@ -214,14 +230,20 @@ func newIndex(home string, opts Options) *index {
 		finishNow:   make(chan struct{}),
 		closing:     make(chan struct{}),
 		finishDelay: finishDelay,
+		warmUpDelay: warmUpDelay,
+		holdWarm:    warmUpHeld,
 		wholeFirst:  wholeFirstCount,
 		dirty:       map[string]bool{},
 		dirtyDirs:   map[string]bool{},
 		names:       newNameIndex(home, opts.OnWarning),
 	}
+	x.namesFirst = true
 	if !opts.NoIndexCache {
 		x.cachePath = filepath.Join(home, indexCacheName)
 		x.saver = newCacheSaver(x)
+		if st, err := os.Stat(x.cachePath); err == nil && st.Size() <= namesFirstCacheBytes {
+			x.namesFirst = false
+		}
 	}
 	return x
 }
@@ -232,11 +254,16 @@ func newIndex(home string, opts Options) *index {
 // helps). The delay leaves the processors to a starting daemon, which
 // answers its first clients' handshakes before it reads the home.
 func (x *index) warmUp() {
+	x.warming.Store(true)
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
+		start := time.After(x.warmUpDelay)
+		if x.holdWarm {
+			start = nil
+		}
 		select {
-		case <-time.After(warmUpDelay):
+		case <-start:
 		case <-x.closing:
 			return
 		}
@@ -251,6 +278,10 @@ func (x *index) warmUp() {
 // warmUpDelay is how long after Open the index is built in the
 // background.
 const warmUpDelay = 100 * time.Millisecond
+
+// warmUpHeld keeps the background build from starting at all (tests that
+// build the index when they choose).
+var warmUpHeld = false
 
 // lock takes x.mu; while the build runs in the background, the caller
 // works on it until it is done.
@@ -407,6 +438,8 @@ func (x *index) buildLocked(background bool) {
 	if x.saver != nil && x.unsaved {
 		x.saver.kick()
 	}
+	x.ready.Store(true)
+	x.dropFirst()
 	x.startFinishingLocked()
 }
 
@@ -716,7 +749,7 @@ func (j *scanJob) runNew() {
 	defer f.Close()
 	k := keyOf(st)
 	j.key = k
-	if j.movedHere(k) {
+	if j.useFirst(k) || j.movedHere(k) {
 		return
 	}
 	sum, end, err := summarizeFile(f, k.size, j.path, nil, 0, j.x.lim, j.head)
@@ -726,6 +759,19 @@ func (j *scanJob) runNew() {
 	}
 	j.result = (&entry{Path: j.path, Archived: j.archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
 		Offset: end, Sum: sum, Partial: end < k.size, verified: true}).finish()
+}
+
+// useFirst takes, for a file new to the index, the entry a page served
+// from the file names read whole, when the file is still as it was.
+func (j *scanJob) useFirst(k statKey) bool {
+	e := j.x.takeFirst(j.path, k)
+	if e == nil {
+		return false
+	}
+	c := *e
+	c.verified = true
+	j.result = &c
+	return true
 }
 
 // openFailed notes why the job's file could not be opened: gone, or

@@ -18,6 +18,7 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, headReadBytes); ret
 // reports false when the file is not the common case (a first line longer
 // than the buffer, or empty), which the general path reads instead.
 func (j *scanJob) runHead() bool {
+	noteOpen(j.path)
 	fd, err := syscall.Open(j.path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) {
@@ -33,6 +34,12 @@ func (j *scanJob) runHead() bool {
 		j.bad = true
 		return true
 	}
+	k := statKey{ino: uint64(st.Ino), size: st.Size, mod: st.Mtim.Sec*1e9 + st.Mtim.Nsec}
+	if j.useFirst(k) {
+		syscall.Close(fd)
+		j.key = k
+		return true
+	}
 	bp := headBufs.Get().(*[]byte)
 	defer headBufs.Put(bp)
 	buf := (*bp)[:min(int64(len(*bp)), st.Size)]
@@ -42,7 +49,6 @@ func (j *scanJob) runHead() bool {
 		j.bad = true
 		return true
 	}
-	k := statKey{ino: uint64(st.Ino), size: st.Size, mod: st.Mtim.Sec*1e9 + st.Mtim.Nsec}
 	j.key = k
 	nl := bytes.IndexByte(buf[:n], '\n')
 	if nl <= 0 {

@@ -5,8 +5,16 @@ import "os"
 // page returns up to limit listable entries that match o, in the listing's
 // order from the cursor on (after it, exclusive), and whether more follow:
 // a seek in the order, then a step per entry, the entries o's filters
-// skip included (a filter that matches few threads walks further).
+// skip included (a filter that matches few threads walks further). While
+// the index is built in the background, a listing by creation time is
+// served from the file names instead, when they can serve it
+// (index_first.go).
 func (x *index) page(o *ListOptions, byUpdated, desc bool, after *cursor, limit int) ([]*entry, bool) {
+	if !byUpdated && x.early() {
+		if es, more, ok := x.firstPage(o, desc, after, limit); ok {
+			return es, more
+		}
+	}
 	x.lock()
 	defer x.mu.Unlock()
 	for {

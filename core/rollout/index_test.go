@@ -297,7 +297,7 @@ func TestIndexAgreesWithAFreshScan(t *testing.T) {
 // listed right, searched right, and read whole in the background.
 func TestManyNewThreadsAreReadFirstLinesFirst(t *testing.T) {
 	holdFinishing(t)
-	s, home := openStore(t, Options{IndexRevalidate: time.Hour})
+	s, home := openStore(t, Options{IndexRevalidate: time.Hour, NoIndexWarmUp: true})
 	if page, _, _, _ := s.List(ListOptions{}); len(page) != 0 {
 		t.Fatal("not empty")
 	}
@@ -400,7 +400,7 @@ func TestADirectoryRemovedAndMadeAgainIsFollowed(t *testing.T) {
 func TestLostIndexCacheIsRebuilt(t *testing.T) {
 	home := t.TempDir()
 	generate(t, home, 40)
-	s, err := Open(home, Options{NoGitInfo: true})
+	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestLostIndexCacheIsRebuilt(t *testing.T) {
 	} {
 		damage()
 		var w warnings
-		s, err := Open(home, Options{NoGitInfo: true, OnWarning: w.add})
+		s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true, OnWarning: w.add})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -436,7 +436,7 @@ func TestIncrementalSummaryEqualsFullScan(t *testing.T) {
 
 func TestIndexCacheIsUsedAcrossRuns(t *testing.T) {
 	home := t.TempDir()
-	s, err := Open(home, Options{NoGitInfo: true})
+	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +478,7 @@ func TestCorruptIndexCacheIsRebuilt(t *testing.T) {
 	home := t.TempDir()
 	generate(t, home, 10)
 	os.WriteFile(filepath.Join(home, indexCacheName), []byte("not a gob"), 0o600)
-	s, _ := Open(home, Options{NoGitInfo: true, OnWarning: w.add})
+	s, _ := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true, OnWarning: w.add})
 	defer s.Close()
 	if got, _ := listAll(t, s, ListOptions{}); len(got) != 10 {
 		t.Fatalf("%d", len(got))

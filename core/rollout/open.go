@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync/atomic"
 )
 
 // Bounds on what a reader takes from one rollout file. A path can come
@@ -120,6 +121,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 // a regular file (the index's scans of the home): the type is not checked
 // before the open, only after it, which saves a stat per file.
 func openListed(path string) (*os.File, fs.FileInfo, error) {
+	noteOpen(path)
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, nil, fileErr(path, err)
@@ -133,6 +135,16 @@ func openListed(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, fileErr(path, err)
 	}
 	return f, st, nil
+}
+
+// onOpen, when set, is told of each rollout file the store opens to read
+// it (a test hook: the files a listing reads).
+var onOpen atomic.Pointer[func(path string)]
+
+func noteOpen(path string) {
+	if f := onOpen.Load(); f != nil {
+		(*f)(path)
+	}
 }
 
 // checkRegular refuses what is not a regular file, naming what it is.

@@ -453,7 +453,7 @@ func TestOldIndexCacheIsReplaced(t *testing.T) {
 		}
 		olds = append(olds, old)
 	}
-	s, err := Open(home, Options{NoGitInfo: true})
+	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
 	if err != nil {
 		t.Fatal(err)
 	}
