@@ -255,6 +255,9 @@ func NewSession(cfg Config) (*Session, error) {
 		s.hist.append("", cfg.History...)
 		s.envSent = true
 		s.lastMode = lastModeText(cfg.History)
+		// The history holds them now: the config would keep a second
+		// reference to every item for the session's life.
+		s.cfg.History = nil
 	}
 	s.emit("", "", SessionConfigured{
 		ThreadID:       cfg.ThreadID,

@@ -155,6 +155,21 @@ func TestHistoryReplayedExactly(t *testing.T) {
 	}
 }
 
+// A resumed session keeps its history once, in the history: the config
+// it was made with does not hold the items for its life.
+func TestResumedHistoryHeldOnce(t *testing.T) {
+	c := newFakeClient(t)
+	prior := []model.ResponseItem{model.NewResponseItem(map[string]any{"type": "message", "role": "user",
+		"content": []any{map[string]any{"type": "input_text", "text": "before"}}})}
+	s := newTestSession(t, c, func(cfg *Config) { cfg.History = prior })
+	if h := s.History(); len(h) != 1 || h[0].MessageText() != "before" {
+		t.Fatalf("history %s", rawList(h))
+	}
+	if s.cfg.History != nil {
+		t.Errorf("the session's config still holds %d history items", len(s.cfg.History))
+	}
+}
+
 // A raw-item event is never seen before its item is in the history.
 func TestRawItemAfterHistory(t *testing.T) {
 	c := newFakeClient(t,
