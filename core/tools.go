@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -352,7 +351,22 @@ func (d DynamicToolSpec) spec() json.RawMessage {
 	return b
 }
 
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// validToolName reports whether s is 1-64 ASCII letters, digits, '_' or
+// '-'. (It was the regexp ^[a-zA-Z0-9_-]{1,64}$, whose compilation, the
+// counted repetition unrolled, was the largest part of the package's
+// initialization: see docs/performance.md, Daemon start.)
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // reservedToolNames are the built-in tools a dynamic tool may not shadow.
 var reservedToolNames = map[string]bool{
@@ -381,10 +395,10 @@ func cutName(s string) string {
 func ValidateDynamicTools(specs []DynamicToolSpec) error {
 	seen := map[string]bool{}
 	for i, d := range specs {
-		if !toolNameRE.MatchString(d.Name) {
+		if !validToolName(d.Name) {
 			return fmt.Errorf("dynamicTools[%d]: invalid tool name %q: use 1-64 letters, digits, '_' or '-'", i, cutName(d.Name))
 		}
-		if d.Namespace != "" && !toolNameRE.MatchString(d.Namespace) {
+		if d.Namespace != "" && !validToolName(d.Namespace) {
 			return fmt.Errorf("dynamicTools[%d]: invalid namespace %q: use 1-64 letters, digits, '_' or '-'", i, cutName(d.Namespace))
 		}
 		q := d.qualifiedName()

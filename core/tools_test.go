@@ -651,3 +651,20 @@ func TestDynamicToolNameCutInError(t *testing.T) {
 		}
 	}
 }
+
+// validToolName accepts exactly what the regexp it replaced,
+// ^[a-zA-Z0-9_-]{1,64}$, matched: every byte value alone, the lengths
+// around the bound, and names with a newline or a multi-byte rune.
+func TestValidToolNameMatchesTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	cases := []string{"", "a", "exec_command", "my-tool_2", "a b", "a.b", "a\n", "\na", "é", "tool\x00",
+		strings.Repeat("x", 63), strings.Repeat("x", 64), strings.Repeat("x", 65), strings.Repeat("-", 64) + "é"}
+	for b := 0; b < 256; b++ {
+		cases = append(cases, string([]byte{byte(b)}), "ab"+string([]byte{byte(b)}))
+	}
+	for _, s := range cases {
+		if got, want := validToolName(s), re.MatchString(s); got != want {
+			t.Errorf("validToolName(%q) = %v, the regexp says %v", s, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Redacted stands for a credential cut out of a message.
@@ -66,10 +67,13 @@ func (p Provider) Secrets(key string) []string {
 
 // tokenPatterns catch credentials whose value is not known: a bearer
 // token a server echoes from some other request, an OpenAI-style key.
-var tokenPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{12,}`),
-}
+// They are compiled at first use, not at the daemon's start.
+var tokenPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`),
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{12,}`),
+	}
+})
 
 // Redact cuts every secret, and anything that looks like a bearer token or
 // an API key, out of s.
@@ -79,7 +83,7 @@ func Redact(s string, secrets []string) string {
 			s = strings.ReplaceAll(s, v, Redacted)
 		}
 	}
-	for i, re := range tokenPatterns {
+	for i, re := range tokenPatterns() {
 		if i == 0 {
 			s = re.ReplaceAllString(s, "${1}"+Redacted)
 		} else {

@@ -79,7 +79,7 @@ func classify(c simpleCommand) (a CommandAction, keep, known bool) {
 		}
 		return readAction(text, files[0]), true, true
 	case "sed":
-		if len(args) == 3 && args[0] == "-n" && sedPrint.MatchString(args[1]) {
+		if len(args) == 3 && args[0] == "-n" && sedPrint().MatchString(args[1]) {
 			return readAction(text, args[2]), true, true
 		}
 		return a, false, false

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // IsKnownSafe reports whether argv only reads: every command it runs is a
@@ -222,12 +223,13 @@ func checkGitBranch(args []shellWord) bool {
 	return positional == 0 || listing
 }
 
-// sedPrint matches the print-only scripts "Np", "N,Mp" and "N,$p".
-var sedPrint = regexp.MustCompile(`^[0-9]+(,([0-9]+|\$))?p$`)
+// sedPrint matches the print-only scripts "Np", "N,Mp" and "N,$p";
+// compiled at first use, not at the daemon's start.
+var sedPrint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(,([0-9]+|\$))?p$`) })
 
 // checkSed accepts only "sed -n <range>p [file…]".
 func checkSed(args []shellWord) bool {
-	if len(args) < 2 || args[0].Value != "-n" || !sedPrint.MatchString(args[1].Value) {
+	if len(args) < 2 || args[0].Value != "-n" || !sedPrint().MatchString(args[1].Value) {
 		return false
 	}
 	for _, a := range args[2:] {

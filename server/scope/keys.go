@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentd-dev/agentd/protocol"
 )
@@ -96,8 +97,9 @@ func protectedChange(path []string, before, after any) (string, bool) {
 	return "", false
 }
 
-// bareKey is a TOML key that needs no quotes.
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// bareKey matches a TOML key that needs no quotes; compiled at first use,
+// not at the daemon's start.
+var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // KeyString writes a split key path back as a dotted key, quoting the
 // parts that need it (projects."/srv/x".trust_level), cut to a sane
@@ -105,7 +107,7 @@ var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 func KeyString(path []string) string {
 	parts := make([]string, len(path))
 	for i, p := range path {
-		if bareKey.MatchString(p) {
+		if bareKey().MatchString(p) {
 			parts[i] = p
 		} else {
 			parts[i] = strconv.Quote(p)

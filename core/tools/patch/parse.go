@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The patch markers. Headers are followed by a path.
@@ -66,8 +67,11 @@ func newParser(text string) *parser {
 }
 
 // heredocOpen matches the first line of a patch wrapped in a shell heredoc,
-// optionally after the command name.
-var heredocOpen = regexp.MustCompile(`^(?:apply_?patch\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)$`)
+// optionally after the command name. Like unifiedRange, it is compiled at
+// first use, not at the daemon's start.
+var heredocOpen = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:apply_?patch\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)$`)
+})
 
 // unwrap skips a heredoc opener or code fence before the patch, so that
 // line numbers stay those of the text as written. The closing line is
@@ -78,7 +82,7 @@ func (p *parser) unwrap() {
 		return
 	}
 	first := strings.TrimSpace(p.lines[i])
-	if m := heredocOpen.FindStringSubmatch(first); m != nil && m[1] == m[3] {
+	if m := heredocOpen().FindStringSubmatch(first); m != nil && m[1] == m[3] {
 		p.pos = i + 1
 		p.afterClose = m[2]
 		return
@@ -229,12 +233,12 @@ func (p *parser) parseDelete(hdr int, rest string) error {
 
 // unifiedRange matches the line-number part of a unified-diff hunk header
 // ("-12,5 +12,6 @@ func f()"), which models sometimes write after "@@".
-var unifiedRange = regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`)
+var unifiedRange = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`) })
 
 // anchorText returns the context text of an '@@' header, "" for none.
 func anchorText(raw string) string {
 	rest := strings.TrimSpace(strings.TrimPrefix(raw, "@@"))
-	if m := unifiedRange.FindStringSubmatch(rest); m != nil {
+	if m := unifiedRange().FindStringSubmatch(rest); m != nil {
 		rest = strings.TrimSpace(m[1])
 	}
 	return rest
