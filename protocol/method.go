@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sort"
+	"sync"
 )
 
 // MethodKind says who sends a method and whether it expects an answer.
@@ -34,14 +35,20 @@ type MethodInfo struct {
 	ExperimentalDelivery bool
 }
 
-var (
-	methods = map[MethodKind]map[string]*MethodInfo{}
+// methodTable is the protocol's methods: table.go lists them.
+type methodTable struct {
+	methods map[MethodKind]map[string]*MethodInfo
 	// order lists each kind's methods in registration order.
-	order = map[MethodKind][]string{}
-)
+	order map[MethodKind][]string
+}
 
-// register adds a method to the table; called from init functions.
-func register(kind MethodKind, method string, params, result any, experimental bool) {
+// table is built at its first use (the first request a daemon handles),
+// not at every start of the program: a reflect.Type per params and
+// result type, 108 methods.
+var table = sync.OnceValue(buildTable)
+
+// register adds a method to the table; called from buildTable.
+func (t *methodTable) register(kind MethodKind, method string, params, result any, experimental bool) {
 	m := &MethodInfo{Method: method, Kind: kind, Experimental: experimental}
 	if params != nil {
 		m.Params = reflect.TypeOf(params)
@@ -49,26 +56,27 @@ func register(kind MethodKind, method string, params, result any, experimental b
 	if result != nil {
 		m.Result = reflect.TypeOf(result)
 	}
-	if methods[kind] == nil {
-		methods[kind] = map[string]*MethodInfo{}
+	if t.methods[kind] == nil {
+		t.methods[kind] = map[string]*MethodInfo{}
 	}
-	if _, dup := methods[kind][method]; dup {
+	if _, dup := t.methods[kind][method]; dup {
 		panic("protocol: method registered twice: " + method)
 	}
-	methods[kind][method] = m
-	order[kind] = append(order[kind], method)
+	t.methods[kind][method] = m
+	t.order[kind] = append(t.order[kind], method)
 }
 
 // Lookup returns the method of the kind with the name.
 func Lookup(kind MethodKind, method string) (*MethodInfo, bool) {
-	m, ok := methods[kind][method]
+	m, ok := table().methods[kind][method]
 	return m, ok
 }
 
 // Methods returns the methods of a kind, sorted by name.
 func Methods(kind MethodKind) []*MethodInfo {
-	out := make([]*MethodInfo, 0, len(methods[kind]))
-	for _, m := range methods[kind] {
+	methods := table().methods[kind]
+	out := make([]*MethodInfo, 0, len(methods))
+	for _, m := range methods {
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Method < out[j].Method })
@@ -102,5 +110,5 @@ func DecodeParams(m *MethodInfo, raw json.RawMessage) (any, error) {
 // UnknownMethod returns the error for a client request with a method that is
 // not in the table, listing the known ones as the reference does.
 func UnknownMethod(method string) *Error {
-	return InvalidRequest("Invalid request: %s", unknownVariant(method, order[ClientRequest]).Error())
+	return InvalidRequest("Invalid request: %s", unknownVariant(method, table().order[ClientRequest]).Error())
 }

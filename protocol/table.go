@@ -3,9 +3,10 @@ package protocol
 // The method table. Experimental methods are the ones present only in the
 // reference's experimental schema. Client requests are registered in the
 // order the reference lists them where it matters (UnknownMethod's list).
-func init() {
-	req := func(method string, params, result any) { register(ClientRequest, method, params, result, false) }
-	exp := func(method string, params, result any) { register(ClientRequest, method, params, result, true) }
+func buildTable() *methodTable {
+	t := &methodTable{methods: map[MethodKind]map[string]*MethodInfo{}, order: map[MethodKind][]string{}}
+	req := func(method string, params, result any) { t.register(ClientRequest, method, params, result, false) }
+	exp := func(method string, params, result any) { t.register(ClientRequest, method, params, result, true) }
 
 	req("initialize", InitializeParams{}, InitializeResponse{})
 	req("thread/start", ThreadStartParams{}, ThreadStartResponse{})
@@ -70,9 +71,9 @@ func init() {
 	req("account/read", GetAccountParams{}, GetAccountResponse{})
 	req("fuzzyFileSearch", FuzzyFileSearchParams{}, FuzzyFileSearchResponse{})
 
-	register(ClientNotification, "initialized", nil, nil, false)
+	t.register(ClientNotification, "initialized", nil, nil, false)
 
-	note := func(method string, params any) { register(ServerNotification, method, params, nil, false) }
+	note := func(method string, params any) { t.register(ServerNotification, method, params, nil, false) }
 	note("error", ErrorNotification{})
 	note("thread/started", ThreadStartedNotification{})
 	note("thread/status/changed", ThreadStatusChangedNotification{})
@@ -115,13 +116,14 @@ func init() {
 	note("rawResponseItem/completed", RawResponseItemCompletedNotification{})
 	note("rawResponse/completed", RawResponseCompletedNotification{})
 	for _, m := range []string{"thread/settings/updated", "thread/readState/changed"} {
-		methods[ServerNotification][m].ExperimentalDelivery = true
+		t.methods[ServerNotification][m].ExperimentalDelivery = true
 	}
 
-	sreq := func(method string, params, result any) { register(ServerRequest, method, params, result, false) }
+	sreq := func(method string, params, result any) { t.register(ServerRequest, method, params, result, false) }
 	sreq("item/commandExecution/requestApproval", CommandExecutionRequestApprovalParams{}, CommandExecutionRequestApprovalResponse{})
 	sreq("item/fileChange/requestApproval", FileChangeRequestApprovalParams{}, FileChangeRequestApprovalResponse{})
 	sreq("item/tool/requestUserInput", ToolRequestUserInputParams{}, ToolRequestUserInputResponse{})
 	sreq("item/tool/call", DynamicToolCallParams{}, DynamicToolCallResponse{})
 	sreq("mcpServer/elicitation/request", McpServerElicitationRequestParams{}, McpServerElicitationRequestResponse{})
+	return t
 }
