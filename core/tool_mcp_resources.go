@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/agentd-dev/agentd/core/model"
 )
@@ -36,20 +37,25 @@ func resourceSpec(name, desc string, props map[string]any, required []string) js
 	return b
 }
 
-var (
-	listResourcesSpec = resourceSpec(listResourcesTool,
-		"List the resources the MCP servers offer (files, schemas, documents they can share). Read one with read_mcp_resource.",
-		map[string]any{"server": map[string]any{"type": "string", "description": resourceServerDesc},
-			"cursor": map[string]any{"type": "string", "description": "The nextCursor of the previous page, with its server."}}, nil)
-	listTemplatesSpec = resourceSpec(listTemplatesTool,
-		"List the resource templates the MCP servers offer: URI patterns with parameters to fill in, then read with read_mcp_resource.",
-		map[string]any{"server": map[string]any{"type": "string", "description": resourceServerDesc},
-			"cursor": map[string]any{"type": "string", "description": "The nextCursor of the previous page, with its server."}}, nil)
-	readResourceSpec = resourceSpec(readResourceTool, "Read a resource of an MCP server by its URI.",
-		map[string]any{"server": map[string]any{"type": "string", "description": "The MCP server's name, as listed."},
-			"uri": map[string]any{"type": "string", "description": "The resource's URI, as listed (or a template filled in)."}},
-		[]string{"server", "uri"})
-)
+// resourceToolSpecs are the three resource tools' specs by name, built at
+// their first use (a turn with a server that offers resources), not at
+// the daemon's start.
+var resourceToolSpecs = sync.OnceValue(func() map[string]json.RawMessage {
+	return map[string]json.RawMessage{
+		listResourcesTool: resourceSpec(listResourcesTool,
+			"List the resources the MCP servers offer (files, schemas, documents they can share). Read one with read_mcp_resource.",
+			map[string]any{"server": map[string]any{"type": "string", "description": resourceServerDesc},
+				"cursor": map[string]any{"type": "string", "description": "The nextCursor of the previous page, with its server."}}, nil),
+		listTemplatesTool: resourceSpec(listTemplatesTool,
+			"List the resource templates the MCP servers offer: URI patterns with parameters to fill in, then read with read_mcp_resource.",
+			map[string]any{"server": map[string]any{"type": "string", "description": resourceServerDesc},
+				"cursor": map[string]any{"type": "string", "description": "The nextCursor of the previous page, with its server."}}, nil),
+		readResourceTool: resourceSpec(readResourceTool, "Read a resource of an MCP server by its URI.",
+			map[string]any{"server": map[string]any{"type": "string", "description": "The MCP server's name, as listed."},
+				"uri": map[string]any{"type": "string", "description": "The resource's URI, as listed (or a template filled in)."}},
+			[]string{"server", "uri"}),
+	}
+})
 
 func (s *Session) mcpResources() MCPResources {
 	r, _ := s.cfg.MCP.(MCPResources)
@@ -63,7 +69,7 @@ func (s *Session) resourceSpecs() []json.RawMessage {
 		return nil
 	}
 	var out []json.RawMessage
-	for name, spec := range map[string]json.RawMessage{listResourcesTool: listResourcesSpec, listTemplatesTool: listTemplatesSpec, readResourceTool: readResourceSpec} {
+	for name, spec := range resourceToolSpecs() {
 		if !s.dynamicName(name) {
 			out = append(out, spec)
 		}

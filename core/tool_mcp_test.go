@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -339,5 +340,39 @@ func TestMCPElicitation(t *testing.T) {
 		if len(completed) != 1 || !strings.Contains(string(completed[0].Result.Content[0]), strings.ReplaceAll(want, `"`, `\"`)) {
 			t.Errorf("never=%v: completed %+v", never, completed)
 		}
+	}
+}
+
+// The resource tools' specs, built at first use, are what the program's
+// start used to build: a function tool of each name, with its parameters.
+func TestResourceToolSpecs(t *testing.T) {
+	required := map[string][]string{listResourcesTool: {}, listTemplatesTool: {}, readResourceTool: {"server", "uri"}}
+	specs := resourceToolSpecs()
+	if len(specs) != len(required) {
+		t.Fatalf("%d specs", len(specs))
+	}
+	for name, raw := range specs {
+		var spec struct {
+			Type, Name, Description string
+			Strict                  *bool
+			Parameters              struct {
+				Type                 string
+				Properties           map[string]struct{ Type, Description string }
+				Required             []string
+				AdditionalProperties *bool
+			}
+		}
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			t.Fatal(err)
+		}
+		p := spec.Parameters
+		if spec.Type != "function" || spec.Name != name || spec.Description == "" || spec.Strict == nil || *spec.Strict ||
+			p.Type != "object" || p.AdditionalProperties == nil || *p.AdditionalProperties || !slices.Equal(p.Required, required[name]) ||
+			p.Properties["server"].Type != "string" || len(p.Properties) != 2 {
+			t.Errorf("%s: %s", name, raw)
+		}
+	}
+	if &resourceToolSpecs()[readResourceTool][0] != &specs[readResourceTool][0] {
+		t.Error("the specs are built again at each use")
 	}
 }
