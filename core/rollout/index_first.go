@@ -183,9 +183,14 @@ func (g *firstWalk) visit(path string, ns int64) error {
 	if g.reads++; g.reads > g.maxReads {
 		return errFirstGiveUp
 	}
-	e := g.x.readFirst(path, g.archived)
-	if e == nil {
-		return nil // gone, or not a rollout: the index lists neither
+	e, err := g.x.readFirst(path, g.archived)
+	if err != nil {
+		if firstSkips(err) {
+			return nil // gone, or not a rollout: the index lists neither
+		}
+		// Anything else (out of descriptors, an I/O error) may pass: the
+		// index, which reads the file again later, answers instead.
+		return errFirstGiveUp
 	}
 	if d := e.createdNs - ns; d < g.lo || d >= g.hi {
 		return errFirstGiveUp
@@ -304,7 +309,9 @@ func (g *firstWalk) walkFlat(dir string) error {
 // walkDated walks the dated directories under root (YYYY/MM/DD), in the
 // listing's order, listing only those the page reaches.
 func (g *firstWalk) walkDated(root string) error {
-	years, err := g.datedSubdirs(root, 4, 1, 9999)
+	// Years whose times fit in int64 nanoseconds (the keys): any other
+	// gives up rather than order a wrapped key.
+	years, err := g.datedSubdirs(root, 4, 1678, 2261)
 	if err != nil {
 		return err
 	}
@@ -456,26 +463,38 @@ type firstCache struct {
 	dirs map[string]*firstDir
 }
 
-// readFirst returns the entry of the file at path, read whole (nil: gone,
-// or not a rollout).
-func (x *index) readFirst(path string, archived bool) *entry {
+// firstSkips reports whether a walk leaves a file that could not be read
+// off its page, as the index does for good: it is gone, or it is not a
+// rollout the index lists.
+func firstSkips(err error) bool {
+	for _, e := range []error{fs.ErrNotExist, ErrNotRollout, ErrFileTooLarge, ErrLineTooLong, ErrNotRegularFile} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// readFirst returns the entry of the file at path, read whole, or why it
+// could not be read.
+func (x *index) readFirst(path string, archived bool) (*entry, error) {
 	x.first.mu.Lock()
 	e := x.first.m[path]
 	x.first.mu.Unlock()
 	if e != nil {
 		if st, err := os.Stat(path); err == nil && e.sameFile(keyOf(st)) {
-			return e
+			return e, nil
 		}
 	}
 	f, st, err := openListed(path)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	defer f.Close()
 	k := keyOf(st)
 	sum, end, err := summarizeFile(f, k.size, path, nil, 0, x.lim, false)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	e = (&entry{Path: path, Archived: archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
 		Offset: end, Sum: sum}).finish()
@@ -491,7 +510,7 @@ func (x *index) readFirst(path string, archived bool) *entry {
 		}
 		x.first.mu.Unlock()
 	}
-	return e
+	return e, nil
 }
 
 // takeFirst returns the entry a walk read for path when the file is still

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -315,6 +317,22 @@ func TestFirstPageFallsBackToTheIndex(t *testing.T) {
 			if err := os.Rename(p, dst); err != nil {
 				t.Fatal(err)
 			}
+		}, ListOptions{Limit: 5}},
+		{"a year whose times do not fit the keys", func(t *testing.T, home string) {
+			os.MkdirAll(filepath.Join(home, SessionsDir, "2300", "01", "01"), 0o700)
+		}, ListOptions{Limit: 5}},
+		{"a file that cannot be opened for want of descriptors", func(t *testing.T, home string) {
+			// The first open (the walk's) fails; the index's, later,
+			// succeed.
+			var failed atomic.Bool
+			f := func(string) error {
+				if failed.CompareAndSwap(false, true) {
+					return syscall.EMFILE
+				}
+				return nil
+			}
+			openFault.Store(&f)
+			t.Cleanup(func() { openFault.Store(nil) })
 		}, ListOptions{Limit: 5}},
 		{"by modification time", nil, ListOptions{Limit: 5, SortKey: SortUpdatedAt}},
 		{"a filter that matches none", nil, ListOptions{Limit: 5, SearchTerm: "nothing has this"}},

@@ -122,6 +122,11 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 // before the open, only after it, which saves a stat per file.
 func openListed(path string) (*os.File, fs.FileInfo, error) {
 	noteOpen(path)
+	if f := openFault.Load(); f != nil {
+		if err := (*f)(path); err != nil {
+			return nil, nil, fileErr(path, err)
+		}
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, nil, fileErr(path, err)
@@ -140,6 +145,11 @@ func openListed(path string) (*os.File, fs.FileInfo, error) {
 // onOpen, when set, is told of each rollout file the store opens to read
 // it (a test hook: the files a listing reads).
 var onOpen atomic.Pointer[func(path string)]
+
+// openFault, when set, makes openListed fail with its error for a path
+// (a test hook: errors root cannot otherwise cause, such as running out of
+// descriptors).
+var openFault atomic.Pointer[func(path string) error]
 
 func noteOpen(path string) {
 	if f := onOpen.Load(); f != nil {
