@@ -109,7 +109,9 @@ func (e *outputElider) filter(b []byte) int {
 	w := 0
 	for i := 0; i < len(b); {
 		if n := e.run(b[i:]); n > 0 {
-			if !e.skipping {
+			// Inside the left-out array only data is left out: the other
+			// lines between its data lines pass.
+			if !e.skipping || !e.json {
 				w += copy(b[w:], b[i:i+n])
 			}
 			i += n
