@@ -122,6 +122,9 @@ var elideSeeds = []string{
 	"event: response.completed\ndata: {\"response\":{\"output\":[1,}]}\n\nevent: response.completed\ndata: {\"response\":{\"output\":[}],\"x\":1}}\n\n",
 	// Duplicate and escaped names, an output that is no array.
 	"event: response.completed\ndata: {\"response\":{\"output\":[1],\"output\":\"x\",\"o\\u0075tput\":[2]},\"response\":{\"output\":{\"a\":[1]}}}\n\n",
+	// Deeper than the depths tracked, outside and inside the output.
+	"event: response.completed\ndata: {\"a\":" + strings.Repeat("[{\"output\":", 70) + "1" + strings.Repeat("}]", 70) +
+		",\"response\":{\"output\":" + strings.Repeat("[", 70) + strings.Repeat("]", 70) + ",\"output\":[]}}\n\n",
 	// An event with no blank line after it.
 	"event: response.completed\ndata: {\"response\":{\"output\":[1]}}",
 }
