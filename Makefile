@@ -66,6 +66,7 @@ systemd-e2e:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME) ./server/rpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzOutputElider$$' -fuzztime $(FUZZTIME) ./core/model/
 
 lint: fmt tidy vet staticcheck
 

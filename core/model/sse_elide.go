@@ -22,12 +22,18 @@ import (
 // The events it looks into are known by their "event:" line, so the
 // deltas, nearly all of a stream, pass at the cost of finding their
 // lines' ends; an event without one is not looked into (a server that
-// sends only data lines keeps its repeated output, as before). In those
+// sends only data lines keeps its repeated output, as before). The name
+// that counts is the last before the event's first data line: the parser
+// takes the last of all, but a name after a data line comes too late to
+// follow the JSON from its start (servers send the name first). In those
 // events a small JSON state machine follows strings and their escapes,
-// the depth, and the names of members at depths 1 and 2. Everything else
-// passes unchanged: other fields, comments, other events, an "output"
-// that is not an array (null), and JSON it does not follow (which the
-// parser then rejects as it would have).
+// the depth, and the names of members at depths 1 and 2 (as written: a
+// name with an escape is not matched). Everything else passes unchanged:
+// other fields, comments, other events, an "output" that is not an array
+// (null), and JSON it does not follow (which the parser then rejects as
+// it would have). The inside of the output array is not checked, only
+// its strings followed and its brackets and braces counted: malformed
+// JSON there is left out with it, so the parser accepts the event.
 type outputElider struct {
 	r io.Reader
 
@@ -41,11 +47,14 @@ type outputElider struct {
 	empty                      bool // nothing but the line's end seen on this line
 	lastCR                     bool // the last byte was a CR (a CRLF is one line end)
 	// name collects the event's name (nameLen bytes; -1 when too long);
-	// terminal: it names an event that repeats the output.
+	// terminal: it names an event that repeats the output. sawData: the
+	// event had a data line, after which its name no longer changes what
+	// is looked into.
 	name     [24]byte
 	nameLen  int
 	spaced   bool
 	terminal bool
+	sawData  bool
 
 	// JSON state, across the data lines of one event.
 	inString, escape bool
@@ -100,7 +109,9 @@ func (e *outputElider) filter(b []byte) int {
 	w := 0
 	for i := 0; i < len(b); {
 		if n := e.run(b[i:]); n > 0 {
-			if !e.skipping {
+			// Inside the left-out array only data is left out: the other
+			// lines between its data lines pass.
+			if !e.skipping || !e.json {
 				w += copy(b[w:], b[i:i+n])
 			}
 			i += n
@@ -216,10 +227,22 @@ func (e *outputElider) keep(c byte) bool {
 			e.lastCR = false
 			return true // the end of the line CR began
 		}
-		if e.naming && e.nameLen >= 0 {
-			switch string(e.name[:e.nameLen]) {
-			case "response.completed", "response.incomplete", "response.failed":
-				e.terminal = true
+		if e.naming && !e.sawData {
+			// The last name counts, as in the parser.
+			e.terminal = false
+			if e.nameLen >= 0 {
+				switch string(e.name[:e.nameLen]) {
+				case "response.completed", "response.incomplete", "response.failed":
+					e.terminal = true
+				}
+			}
+		}
+		if e.field { // a line with no colon: a field with no value
+			switch {
+			case e.maybeData && e.fieldLen == len("data"):
+				e.sawData = true
+			case e.maybeEvent && e.fieldLen == len("event") && !e.sawData:
+				e.terminal = false
 			}
 		}
 		if e.empty && e.field {
@@ -262,6 +285,7 @@ func (e *outputElider) fieldByte(c byte) {
 		e.field = false
 		switch {
 		case e.maybeData && e.fieldLen == len("data"):
+			e.sawData = true
 			e.json = e.terminal
 			e.other = !e.terminal
 		case e.maybeEvent && e.fieldLen == len("event"):

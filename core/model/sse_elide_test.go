@@ -29,11 +29,11 @@ func elide(t *testing.T, in string) string {
 	return string(whole)
 }
 
-// The elider leaves out response.output in the data of the events that
-// repeat the output, and nothing else.
-func TestOutputEliderLeavesOutResponseOutput(t *testing.T) {
+// elideCases are streams and what the elider makes of them (they also
+// seed FuzzOutputElider).
+var elideCases = func() []struct{ name, in, want string } {
 	const ev = "event: response.completed\n"
-	for _, c := range []struct{ name, in, want string }{
+	return []struct{ name, in, want string }{
 		{"completed",
 			ev + "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"output\":[{\"type\":\"message\",\"content\":[{\"text\":\"a ] } [ { \\\" \\\\\"}]}],\"usage\":{\"total_tokens\":3}}}\n\n",
 			ev + "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"output\":[],\"usage\":{\"total_tokens\":3}}}\n\n"},
@@ -49,6 +49,9 @@ func TestOutputEliderLeavesOutResponseOutput(t *testing.T) {
 		{"output split over data lines",
 			ev + "data: {\"response\":{\"output\":[\"x\",\ndata: \"y\"],\"id\":\"r\"}}\n\n",
 			ev + "data: {\"response\":{\"output\":[\ndata:],\"id\":\"r\"}}\n\n"},
+		{"lines within the output stay",
+			ev + "data: {\"response\":{\"output\":[\"x\",\n: keep-alive\nid: 7\nevent: response.completed\nretry\ndata: \"y\"],\"id\":\"r\"}}\n\n",
+			ev + "data: {\"response\":{\"output\":[\n: keep-alive\nid: 7\nevent: response.completed\nretry\ndata:],\"id\":\"r\"}}\n\n"},
 		{"null output stays", ev + "data: {\"response\":{\"output\":null}}\n\n", ev + "data: {\"response\":{\"output\":null}}\n\n"},
 		{"a string before",
 			ev + "data: {\"response\":{\"status\":\"x\",\"output\":[1]}}\n\n",
@@ -68,7 +71,28 @@ func TestOutputEliderLeavesOutResponseOutput(t *testing.T) {
 		{"the name lasts one event",
 			ev + "data: {\"response\":{\"id\":\"a\"\n\ndata: {\"response\":{\"output\":[1]}}\n\n" + ev + "data: {\"response\":{\"output\":[1]}}\n\n",
 			ev + "data: {\"response\":{\"id\":\"a\"\n\ndata: {\"response\":{\"output\":[1]}}\n\n" + ev + "data: {\"response\":{\"output\":[]}}\n\n"},
-	} {
+		// The parser takes the last name; the elider the last before the
+		// first data line (a name after it comes too late to follow the
+		// JSON from its start).
+		{"the last name before the data counts",
+			ev + "event: response.output_item.done\ndata: {\"response\":{\"output\":[1]}}\n\n" +
+				ev + "event\ndata: {\"response\":{\"output\":[1]}}\n\n" +
+				"event: x\n" + ev + "data: {\"response\":{\"output\":[1]}}\n\n",
+			ev + "event: response.output_item.done\ndata: {\"response\":{\"output\":[1]}}\n\n" +
+				ev + "event\ndata: {\"response\":{\"output\":[1]}}\n\n" +
+				"event: x\n" + ev + "data: {\"response\":{\"output\":[]}}\n\n"},
+		{"a name after the data is not followed",
+			"data: [1,\n" + ev + "data: {\"response\":{\"output\":[1]}}]\n\n" +
+				"data\n" + ev + "data: {\"response\":{\"output\":[1]}}\n\n",
+			"data: [1,\n" + ev + "data: {\"response\":{\"output\":[1]}}]\n\n" +
+				"data\n" + ev + "data: {\"response\":{\"output\":[1]}}\n\n"},
+	}
+}()
+
+// The elider leaves out response.output in the data of the events that
+// repeat the output, and nothing else.
+func TestOutputEliderLeavesOutResponseOutput(t *testing.T) {
+	for _, c := range elideCases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := elide(t, c.in); got != c.want {
 				t.Fatalf("got\n%q\nwant\n%q", got, c.want)
