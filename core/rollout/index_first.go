@@ -459,8 +459,18 @@ func pad(n, digits int) string {
 // is ready: a page asked for again during the build reads no file again.
 type firstCache struct {
 	mu   sync.Mutex
-	m    map[string]*entry
+	m    map[string]firstEntry
 	dirs map[string]*firstDir
+}
+
+// firstEntry is an entry a walk read. settled: the file's mtime was
+// mtimeSlack old when it was read, so the build may take the entry (a
+// file modified more recently may change again without its mtime or,
+// rollouts being appended to, its size showing it; for the walks, which
+// end with the build, a change of size or mtime is enough to see).
+type firstEntry struct {
+	e       *entry
+	settled bool
 }
 
 // firstSkips reports whether a walk leaves a file that could not be read
@@ -479,7 +489,7 @@ func firstSkips(err error) bool {
 // could not be read.
 func (x *index) readFirst(path string, archived bool) (*entry, error) {
 	x.first.mu.Lock()
-	e := x.first.m[path]
+	e := x.first.m[path].e
 	x.first.mu.Unlock()
 	if e != nil {
 		if st, err := os.Stat(path); err == nil && e.sameFile(keyOf(st)) {
@@ -498,18 +508,17 @@ func (x *index) readFirst(path string, archived bool) (*entry, error) {
 	}
 	e = (&entry{Path: path, Archived: archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
 		Offset: end, Sum: sum}).finish()
-	// A file modified within mtimeSlack may change again without its
-	// mtime showing it: not kept.
-	if time.Now().UnixNano()-k.mod >= int64(mtimeSlack) {
-		x.first.mu.Lock()
-		if !x.ready.Load() {
-			if x.first.m == nil {
-				x.first.m = map[string]*entry{}
-			}
-			x.first.m[path] = e
+	// Kept for the next walks (a page asked for again, while a thread
+	// that was just written is on it, reads it no more), and for the
+	// build when settled.
+	x.first.mu.Lock()
+	if !x.ready.Load() {
+		if x.first.m == nil {
+			x.first.m = map[string]firstEntry{}
 		}
-		x.first.mu.Unlock()
+		x.first.m[path] = firstEntry{e: e, settled: time.Now().UnixNano()-k.mod >= int64(mtimeSlack)}
 	}
+	x.first.mu.Unlock()
 	return e, nil
 }
 
@@ -518,8 +527,8 @@ func (x *index) readFirst(path string, archived bool) (*entry, error) {
 func (x *index) takeFirst(path string, k statKey) *entry {
 	x.first.mu.Lock()
 	defer x.first.mu.Unlock()
-	if e := x.first.m[path]; e != nil && e.sameFile(k) {
-		return e
+	if f := x.first.m[path]; f.e != nil && f.settled && f.e.sameFile(k) {
+		return f.e
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,6 +205,45 @@ func TestFirstPageReadsOnlyItsFiles(t *testing.T) {
 	if s.idx.ready.Load() {
 		t.Fatal("the index was built")
 	}
+}
+
+// A thread written a moment ago (a live one) is read once for the pages
+// served from the names, not at every page; the build does not take its
+// entry (its mtime may not show a change yet), and reads it itself.
+func TestFirstPageReadsAFreshThreadOnce(t *testing.T) {
+	home := t.TempDir()
+	const n = 100
+	writeManyThreads(t, home, n)
+	newest := baseTime.Add(time.Duration(n+10) * time.Minute)
+	fresh := writeThreadFile(t, home, testMeta(uuid7At(newest, 1), newest), 3, "")
+	opened := countOpens(t)
+	s := openHeld(t, home, 0, time.Second)
+	page, _, _, err := s.List(ListOptions{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) == 0 || page[0].Path != fresh {
+		t.Fatalf("the fresh thread does not head the page: %v", page)
+	}
+	if paths := opened(); !slices.Contains(paths, fresh) {
+		t.Fatalf("the first page did not read the fresh thread: %v", paths)
+	}
+	for range 3 {
+		if _, _, _, err := s.List(ListOptions{Limit: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := opened(); len(again) != 0 {
+		t.Fatalf("the same page again opened %v", again)
+	}
+	st, err := os.Stat(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.idx.takeFirst(fresh, keyOf(st)); e != nil {
+		t.Fatal("the build may take the entry of a file modified a moment ago")
+	}
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "page")
 }
 
 // writeNamedAt writes a thread created at created (meta) whose file name
