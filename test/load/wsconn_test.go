@@ -29,6 +29,18 @@ func wsServer(t *testing.T, serve func(ctx context.Context, c *websocket.Conn)) 
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
 }
 
+// testDial dials url, not started yet.
+func testDial(t *testing.T, url string) *wsConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := wsDial(ctx, url, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // recorder collects what a wsConn hands over.
 type recorder struct {
 	mu    sync.Mutex
@@ -95,12 +107,7 @@ func TestWSConnAgainstARealServer(t *testing.T) {
 		cancel()
 		_ = c.Close(websocket.StatusPolicyViolation, "enough")
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := wsDial(ctx, url, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := testDial(t, url)
 	r := newRecorder()
 	w.start(r.read, r.end)
 	if err := w.writeText([]byte("hello")); err != nil {
@@ -109,7 +116,7 @@ func TestWSConnAgainstARealServer(t *testing.T) {
 	if err := <-pinged; err != nil {
 		t.Errorf("the server's ping got no pong: %v", err)
 	}
-	err = r.waitEnd(t)
+	err := r.waitEnd(t)
 	var closed *errWSClosed
 	if !errors.As(err, &closed) || closed.code != int(websocket.StatusPolicyViolation) || closed.reason != "enough" {
 		t.Errorf("end: %v, want the server's close frame", err)
@@ -138,12 +145,7 @@ func TestWSConnStopsReading(t *testing.T) {
 		<-release
 	})
 	defer close(release)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := wsDial(ctx, url, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := testDial(t, url)
 	r := newRecorder()
 	first := make(chan struct{})
 	w.start(func(msg []byte) bool {
