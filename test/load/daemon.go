@@ -173,7 +173,9 @@ func (d *daemon) dialReady(ctx context.Context, name string, opts clientOpts) (*
 		}
 		c, err := dial(ctx, d.url, name, opts)
 		if err != nil {
-			time.Sleep(time.Millisecond)
+			// Not listening yet: the next try soon, since the wait
+			// counts in the start's figure.
+			time.Sleep(200 * time.Microsecond)
 			continue
 		}
 		if err := c.initialize(ctx); err != nil {

@@ -22,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -174,6 +175,10 @@ func runHarness(args []string) int {
 	}
 	defer h.close()
 	h.agentd.heapDir = *heapProfiles
+	if err := warmUp(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "agentd-load: warming the client up: %v\n", err)
+		return 2
+	}
 	fails := &failures{}
 	date := time.Now().UTC().Format("2006-01-02 15:04 UTC")
 	agentd := h.runTarget(h.agentd, sz, scen, fails, *timeout, *verbose)

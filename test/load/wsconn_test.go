@@ -187,3 +187,11 @@ func TestParseFrame(t *testing.T) {
 		}
 	}
 }
+
+// The warm-up's own server answers the client's requests: the harness
+// starts with a whole exchange behind it.
+func TestWarmUp(t *testing.T) {
+	if err := warmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
