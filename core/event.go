@@ -155,6 +155,15 @@ type ExecCommandOutputDelta struct {
 	Chunk  []byte
 }
 
+// TerminalInteraction: input was written to a command still running in
+// the background (write_stdin): CallID is the command's item, ProcessID
+// its session id, Stdin what was written.
+type TerminalInteraction struct {
+	CallID    string
+	ProcessID string
+	Stdin     string
+}
+
 // ExecCommandEnd: a command ended (first generation).
 type ExecCommandEnd struct {
 	CallID           string
@@ -413,6 +422,7 @@ func (ReasoningRawDelta) eventMsg()         {}
 func (ExecCommandBegin) eventMsg()          {}
 func (ExecCommandOutputDelta) eventMsg()    {}
 func (ExecCommandEnd) eventMsg()            {}
+func (TerminalInteraction) eventMsg()       {}
 func (PatchApplyBegin) eventMsg()           {}
 func (PatchApplyEnd) eventMsg()             {}
 func (PatchPreview) eventMsg()              {}
@@ -445,7 +455,7 @@ func AllEventMsgs() []EventMsg {
 		SessionConfigured{}, TurnStarted{}, TurnComplete{}, TurnAborted{},
 		ItemStarted{}, ItemCompleted{}, AgentMessageDelta{}, PlanDelta{}, AgentMessage{},
 		ReasoningSummaryPartAdded{}, ReasoningSummaryDelta{}, ReasoningRawDelta{},
-		ExecCommandBegin{}, ExecCommandOutputDelta{}, ExecCommandEnd{},
+		ExecCommandBegin{}, ExecCommandOutputDelta{}, ExecCommandEnd{}, TerminalInteraction{},
 		PatchApplyBegin{}, PatchApplyEnd{}, PatchPreview{},
 		ExecApprovalRequest{}, PatchApprovalRequest{}, UserInputRequest{}, DynamicToolCallRequest{},
 		McpToolCallProgress{}, McpToolApprovalRequest{}, McpElicitationRequest{}, McpElicitationEnded{},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -359,11 +360,19 @@ func (s *Session) runWriteStdin(ctx context.Context, t *turn, c *toolCall) model
 		return c.output("write_stdin failed: " + err.Error())
 	}
 	res.MaxOutputTokens = args.MaxOutputTokens
+	s.exec.mu.Lock()
+	bg := s.exec.bg[args.SessionID]
 	if !res.Running {
-		s.exec.mu.Lock()
-		bg := s.exec.bg[args.SessionID]
 		delete(s.exec.bg, args.SessionID)
-		s.exec.mu.Unlock()
+	}
+	s.exec.mu.Unlock()
+	// The client sees what was typed into the command, in this turn,
+	// before the command's item ends: a write, or a poll of a command
+	// still running (as the reference does).
+	if bg != nil && (args.Chars != "" || res.Running) {
+		s.emit(t.subID, t.id, TerminalInteraction{CallID: bg.item.ID, ProcessID: strconv.Itoa(args.SessionID), Stdin: args.Chars})
+	}
+	if !res.Running {
 		if bg != nil {
 			res.Duration = time.Since(bg.start)
 			s.finishCommand(bg.t, &bg.item, res)

@@ -349,6 +349,8 @@ func (p *Thread) Apply(ev core.Event) []Output {
 			return nil
 		}
 		return append(out, p.notify("item/commandExecution/outputDelta", protocol.ItemDeltaNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.CallID, Delta: text}))
+	case core.TerminalInteraction:
+		return append(out, p.notify("item/commandExecution/terminalInteraction", protocol.TerminalInteractionNotification{ThreadID: p.threadID, TurnID: turnID, ItemID: m.CallID, ProcessID: m.ProcessID, Stdin: m.Stdin}))
 	case core.ExecCommandEnd:
 		// Dropped: item/completed carries the result.
 		return nil

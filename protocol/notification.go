@@ -127,6 +127,16 @@ type ItemDeltaNotification struct {
 	Delta    string `json:"delta"`
 }
 
+// TerminalInteractionNotification is input written to a command running
+// in the background (item/commandExecution/terminalInteraction).
+type TerminalInteractionNotification struct {
+	ThreadID  string `json:"threadId"`
+	TurnID    string `json:"turnId"`
+	ItemID    string `json:"itemId"`
+	ProcessID string `json:"processId"`
+	Stdin     string `json:"stdin"`
+}
+
 // ReasoningSummaryPartAddedNotification starts a reasoning summary part.
 type ReasoningSummaryPartAddedNotification struct {
 	ThreadID     string `json:"threadId"`

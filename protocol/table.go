@@ -95,6 +95,7 @@ func buildTable() *methodTable {
 	note("item/reasoning/summaryTextDelta", ReasoningSummaryTextDeltaNotification{})
 	note("item/reasoning/textDelta", ReasoningTextDeltaNotification{})
 	note("item/commandExecution/outputDelta", ItemDeltaNotification{})
+	note("item/commandExecution/terminalInteraction", TerminalInteractionNotification{})
 	note("item/fileChange/outputDelta", ItemDeltaNotification{})
 	note("item/fileChange/patchUpdated", FileChangePatchUpdatedNotification{})
 	note("item/mcpToolCall/progress", McpToolCallProgressNotification{})

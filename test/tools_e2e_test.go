@@ -489,11 +489,26 @@ sandbox_mode = "danger-full-access"`)})
 	if !strings.Contains(second, "got:hello") || !strings.Contains(second, "Process exited with code 0") {
 		t.Fatalf("write_stdin's output %q", second)
 	}
-	var completed []map[string]any
+	var completed, typed []map[string]any
+	turnID := ""
 	for _, msg := range msgs {
+		if msg.Method == "turn/started" {
+			turnID = str(unmarshal(t, msg.Params), "turn", "id")
+		}
 		if msg.Method == "item/completed" && str(unmarshal(t, msg.Params), "item", "type") == "commandExecution" {
 			completed = append(completed, unmarshal(t, msg.Params)["item"].(map[string]any))
 		}
+		if msg.Method == "item/commandExecution/terminalInteraction" {
+			if len(completed) > 0 {
+				t.Fatal("the terminal interaction came after the command's item/completed")
+			}
+			typed = append(typed, unmarshal(t, msg.Params))
+		}
+	}
+	// What was typed into the command is shown on its item, in the turn.
+	if len(typed) != 1 || typed[0]["itemId"] != "c_exec" || typed[0]["processId"] != "1" ||
+		typed[0]["stdin"] != "hello\n" || typed[0]["threadId"] != id || typed[0]["turnId"] != turnID || turnID == "" {
+		t.Fatalf("terminal interactions %v", typed)
 	}
 	if len(completed) != 1 || completed[0]["id"] != "c_exec" || completed[0]["status"] != "completed" ||
 		!strings.Contains(completed[0]["aggregatedOutput"].(string), "got:hello") {

@@ -35,6 +35,8 @@ func decide(msg core.EventMsg) persistDecision {
 	case core.AgentMessageDelta, core.PlanDelta, core.ReasoningSummaryPartAdded, core.ReasoningSummaryDelta,
 		core.ReasoningRawDelta, core.ExecCommandOutputDelta, core.PatchPreview:
 		return decisionDrop // volatile: the completed item holds the result
+	case core.TerminalInteraction:
+		return decisionDrop // as the reference: the command's item holds its output
 	case core.AgentMessage, core.ExecCommandBegin, core.ExecCommandEnd,
 		core.PatchApplyBegin, core.PatchApplyEnd:
 		return decisionDrop // first-generation duplicates of item events
