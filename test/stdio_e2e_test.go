@@ -11,6 +11,7 @@ const (
 	codeParse          = -32700
 	codeInvalidRequest = -32600
 	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
 	codeInternal       = -32603
 	codeOverloaded     = -32001
 )

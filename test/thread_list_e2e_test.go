@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +115,64 @@ func TestThreadListPaging(t *testing.T) {
 		t.Fatalf("search %v", search)
 	}
 	WantError(t, c.Call("thread/list", map[string]any{"cursor": "garbage"}), codeInvalidRequest, "invalid cursor: garbage")
+}
+
+// excludedThreadIds leaves threads out before the page is cut, and is
+// checked; the experimental filters on what agentd does not keep
+// (projects, sections, spawned and attached threads) select nothing, or
+// everything for null, with the reference's errors.
+func TestThreadListExclusionsAndFiltersOnWhatIsNotKept(t *testing.T) {
+	home := shortTempDir(t)
+	ids := writeThreads(t, home, 5, nil)
+	d := Start(t, Options{Home: home})
+	c := d.Stdio()
+	c.Initialize("e2e", map[string]any{"experimentalApi": true})
+	list := func(params map[string]any) []string {
+		t.Helper()
+		var out []string
+		for _, th := range path(unmarshal(t, WantResult(t, c.Call("thread/list", params))), "data").([]any) {
+			out = append(out, str(th, "id"))
+		}
+		return out
+	}
+	newest := []string{ids[4], ids[3], ids[2], ids[1], ids[0]}
+	if got := list(map[string]any{"limit": 2, "excludedThreadIds": []string{ids[4]}}); !slices.Equal(got, newest[1:3]) {
+		t.Fatalf("limit 2 excluding the newest: %v, want %v", got, newest[1:3])
+	}
+	if got := list(map[string]any{"excludedThreadIds": []string{"urn:uuid:" + ids[3]}}); slices.Contains(got, ids[3]) || len(got) != 4 {
+		t.Fatalf("excluding a urn: %v", got)
+	}
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = fmt.Sprintf("01a22000-0000-7000-9000-%012d", i)
+	}
+	WantError(t, c.Call("thread/list", map[string]any{"excludedThreadIds": many}), codeInvalidParams, "excludedThreadIds accepts at most 100 entries")
+	if m := c.Call("thread/list", map[string]any{"excludedThreadIds": []string{"nope"}}); m.Error == nil ||
+		m.Error.Code != codeInvalidParams || !strings.HasPrefix(m.Error.Message, "invalid excluded thread id: ") {
+		t.Fatalf("an id that is not one: %s", m.Raw)
+	}
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+		want   []string
+	}{
+		{"unassigned", map[string]any{"projectId": nil}, newest},
+		{"unsectioned", map[string]any{"sectionId": nil}, newest},
+		{"a section", map[string]any{"sectionId": "s1"}, nil},
+		{"children", map[string]any{"parentThreadId": ids[0]}, nil},
+		{"descendants", map[string]any{"ancestorThreadId": ids[0]}, nil},
+		{"attached", map[string]any{"attachedToThreadId": ids[0]}, nil},
+	} {
+		if got := list(tc.params); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	WantError(t, c.Call("thread/list", map[string]any{"projectId": "p1"}), codeInvalidParams, "project not found: p1")
+	WantError(t, c.Call("thread/list", map[string]any{"projectId": ""}), codeInvalidParams, "projectId must not be empty")
+	WantError(t, c.Call("thread/list", map[string]any{"parentThreadId": ids[0], "ancestorThreadId": ids[0]}), codeInvalidRequest,
+		"parentThreadId and ancestorThreadId are mutually exclusive")
+	WantError(t, c.Call("thread/list", map[string]any{"attachedToThreadId": ids[0], "parentThreadId": ids[0]}), codeInvalidRequest,
+		"attachedToThreadId cannot be combined with parentThreadId or ancestorThreadId")
+	WantError(t, c.Call("thread/list", map[string]any{"includeAttachedThreads": true}), codeInvalidRequest,
+		"includeAttachedThreads requires a non-empty searchTerm")
 }

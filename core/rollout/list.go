@@ -69,6 +69,9 @@ type ListOptions struct {
 	// SourceKinds match the meta's Source. Empty matches all: the server
 	// passes the interactive kinds when a client gives none.
 	SourceKinds []string
+	// ExcludeIDs are threads left out before the page is cut (a client
+	// that shows some threads already asks for the others).
+	ExcludeIDs []string
 }
 
 // List returns a page of stored threads with at least one turn, and the
@@ -165,6 +168,9 @@ func (o *ListOptions) matchesMeta(e *entry) bool {
 		return false
 	}
 	if len(o.Cwd) > 0 && !slices.Contains(o.Cwd, s.Meta.Cwd) {
+		return false
+	}
+	if slices.Contains(o.ExcludeIDs, e.id) {
 		return false
 	}
 	return len(o.SourceKinds) == 0 || slices.Contains(o.SourceKinds, s.Meta.Source)

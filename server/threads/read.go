@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/google/uuid"
 
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/protocol"
@@ -48,11 +49,23 @@ func (sv *service) threadRead(ctx context.Context, r *rpc.Request, p *protocol.T
 // source kinds (the reference lists interactive threads only).
 var interactiveSources = []string{"cli", "vscode", "exec", "appServer"}
 
+// maxExcludedThreads bounds thread/list's excludedThreadIds, as the
+// reference does.
+const maxExcludedThreads = 100
+
 func (sv *service) threadList(_ context.Context, _ *rpc.Request, p *protocol.ThreadListParams) (*protocol.ThreadListResponse, error) {
 	if len(p.Originators) > 0 {
 		return nil, protocol.InvalidRequest("originators filter is not supported by a local server")
 	}
-	opts := rollout.ListOptions{ModelProviders: p.ModelProviders, SourceKinds: interactiveSources}
+	excluded, none, err := threadListFilters(p)
+	if err != nil {
+		return nil, err
+	}
+	out := protocol.ThreadListResponse{Data: protocol.List[protocol.Thread]{}}
+	if none {
+		return &out, nil
+	}
+	opts := rollout.ListOptions{ModelProviders: p.ModelProviders, SourceKinds: interactiveSources, ExcludeIDs: excluded}
 	if p.Cursor != nil {
 		opts.Cursor = *p.Cursor
 	}
@@ -85,15 +98,8 @@ func (sv *service) threadList(_ context.Context, _ *rpc.Request, p *protocol.Thr
 		// An invalid cursor or sort key: the client's mistake.
 		return nil, protocol.InvalidRequest("%v", err)
 	}
-	excluded := map[string]bool{}
-	for _, id := range p.ExcludedThreadIDs {
-		excluded[id] = true
-	}
-	out := protocol.ThreadListResponse{Data: protocol.List[protocol.Thread]{}, NextCursor: optString(next), BackwardsCursor: optString(back)}
+	out.NextCursor, out.BackwardsCursor = optString(next), optString(back)
 	for _, s := range page {
-		if excluded[s.ID] {
-			continue
-		}
 		status := protocol.StatusNotLoaded()
 		if t := sv.threads.get(s.ID); t != nil {
 			status = t.status()
@@ -104,6 +110,45 @@ func (sv *service) threadList(_ context.Context, _ *rpc.Request, p *protocol.Thr
 		out.Data = append(out.Data, sv.wireThread(s.ID, m, status))
 	}
 	return &out, nil
+}
+
+// threadListFilters checks thread/list's filters beyond the store's: the
+// threads to exclude (thread ids, at most maxExcludedThreads), and the
+// experimental ones on what agentd does not keep. agentd has no projects
+// or sections (every thread is unassigned and unsectioned), and neither
+// spawns sub-agent threads nor attaches threads to others: a filter that
+// asks for any of those selects nothing (none), one that asks for the
+// unassigned or unsectioned (null) selects everything.
+func threadListFilters(p *protocol.ThreadListParams) (excluded []string, none bool, err error) {
+	if len(p.ExcludedThreadIDs) > maxExcludedThreads {
+		return nil, false, protocol.Errorf(protocol.CodeInvalidParams, "excludedThreadIds accepts at most %d entries", maxExcludedThreads)
+	}
+	for _, id := range p.ExcludedThreadIDs {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return nil, false, protocol.Errorf(protocol.CodeInvalidParams, "invalid excluded thread id: %v", err)
+		}
+		excluded = append(excluded, u.String())
+	}
+	if p.ParentThreadID != nil && p.AncestorThreadID != nil {
+		return nil, false, protocol.InvalidRequest("parentThreadId and ancestorThreadId are mutually exclusive")
+	}
+	if p.AttachedToThreadID != nil && (p.ParentThreadID != nil || p.AncestorThreadID != nil) {
+		return nil, false, protocol.InvalidRequest("attachedToThreadId cannot be combined with parentThreadId or ancestorThreadId")
+	}
+	if p.IncludeAttachedThreads && (p.SearchTerm == nil || *p.SearchTerm == "") {
+		return nil, false, protocol.InvalidRequest("includeAttachedThreads requires a non-empty searchTerm")
+	}
+	if p.ProjectID != nil {
+		switch {
+		case *p.ProjectID == "":
+			return nil, false, protocol.Errorf(protocol.CodeInvalidParams, "projectId must not be empty")
+		default:
+			return nil, false, protocol.Errorf(protocol.CodeInvalidParams, "project not found: %s", protocol.Cut(*p.ProjectID))
+		}
+	}
+	none = p.SectionID != nil || p.ParentThreadID != nil || p.AncestorThreadID != nil || p.AttachedToThreadID != nil
+	return excluded, none, nil
 }
 
 // page cuts items into a page after (or, with before, up to) the cursor
