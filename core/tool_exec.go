@@ -360,18 +360,20 @@ func (s *Session) runWriteStdin(ctx context.Context, t *turn, c *toolCall) model
 		return c.output("write_stdin failed: " + err.Error())
 	}
 	res.MaxOutputTokens = args.MaxOutputTokens
+	// The client sees what was typed into the command, in this turn,
+	// before the command's item ends: a write, or a poll of a command
+	// still running (as the reference does). It is emitted under the lock
+	// that whoever ends the item takes first (here, a parallel
+	// write_stdin, or an eviction), so that it never follows the end.
 	s.exec.mu.Lock()
 	bg := s.exec.bg[args.SessionID]
+	if bg != nil && (args.Chars != "" || res.Running) {
+		s.emit(t.subID, t.id, TerminalInteraction{CallID: bg.item.ID, ProcessID: strconv.Itoa(args.SessionID), Stdin: args.Chars})
+	}
 	if !res.Running {
 		delete(s.exec.bg, args.SessionID)
 	}
 	s.exec.mu.Unlock()
-	// The client sees what was typed into the command, in this turn,
-	// before the command's item ends: a write, or a poll of a command
-	// still running (as the reference does).
-	if bg != nil && (args.Chars != "" || res.Running) {
-		s.emit(t.subID, t.id, TerminalInteraction{CallID: bg.item.ID, ProcessID: strconv.Itoa(args.SessionID), Stdin: args.Chars})
-	}
 	if !res.Running {
 		if bg != nil {
 			res.Duration = time.Since(bg.start)

@@ -70,14 +70,35 @@ type ListOptions struct {
 	// passes the interactive kinds when a client gives none.
 	SourceKinds []string
 	// ExcludeIDs are threads left out before the page is cut (a client
-	// that shows some threads already asks for the others).
+	// that shows some threads already asks for the others), as
+	// lowercase UUIDs.
 	ExcludeIDs []string
+	// excluded is ExcludeIDs as a set, made by List.
+	excluded map[string]bool
+}
+
+// excludes reports whether o leaves the thread id out.
+func (o *ListOptions) excludes(id string) bool {
+	if len(o.ExcludeIDs) == 0 {
+		return false
+	}
+	id = strings.ToLower(id) // a thread's id as its meta spells it
+	if o.excluded != nil {
+		return o.excluded[id]
+	}
+	return slices.Contains(o.ExcludeIDs, id)
 }
 
 // List returns a page of stored threads with at least one turn, and the
 // cursors around it ("" when there is nothing more that way). An invalid
 // cursor is an *InvalidCursorError.
 func (s *Store) List(opts ListOptions) (page []ThreadSummary, nextCursor, backwardsCursor string, err error) {
+	if len(opts.ExcludeIDs) > 0 {
+		opts.excluded = make(map[string]bool, len(opts.ExcludeIDs))
+		for _, id := range opts.ExcludeIDs {
+			opts.excluded[strings.ToLower(id)] = true
+		}
+	}
 	byUpdated, err := sortByUpdated(opts.SortKey)
 	if err != nil {
 		return nil, "", "", err
@@ -170,7 +191,7 @@ func (o *ListOptions) matchesMeta(e *entry) bool {
 	if len(o.Cwd) > 0 && !slices.Contains(o.Cwd, s.Meta.Cwd) {
 		return false
 	}
-	if slices.Contains(o.ExcludeIDs, e.id) {
+	if o.excludes(e.id) {
 		return false
 	}
 	return len(o.SourceKinds) == 0 || slices.Contains(o.SourceKinds, s.Meta.Source)

@@ -487,3 +487,42 @@ func TestCorruptIndexCacheIsRebuilt(t *testing.T) {
 		t.Fatalf("warnings %v", w.list())
 	}
 }
+
+// ExcludeIDs leaves threads out before the page is cut, whatever the case
+// their meta spells their id in.
+func TestListExcludesIDsBeforeTheLimit(t *testing.T) {
+	home := t.TempDir()
+	upper := strings.ToUpper(uuid7At(baseTime, 1))
+	writeThreadFile(t, home, testMeta(upper, baseTime), 1, "")
+	var ids []string
+	for i := range 3 {
+		at := baseTime.Add(time.Duration(i+1) * time.Minute)
+		id := uuid7At(at, 2)
+		writeThreadFile(t, home, testMeta(id, at), 1, "")
+		ids = append(ids, id)
+	}
+	s, err := Open(home, Options{NoGitInfo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	page, _, _, err := s.List(ListOptions{Limit: 2, ExcludeIDs: []string{ids[2]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 2 || page[0].ID != ids[1] || page[1].ID != ids[0] {
+		t.Fatalf("page %v, want %s and %s", page, ids[1], ids[0])
+	}
+	page, _, _, err = s.List(ListOptions{ExcludeIDs: []string{strings.ToLower(upper)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range page {
+		if strings.EqualFold(th.ID, upper) {
+			t.Fatalf("%s listed though excluded", th.ID)
+		}
+	}
+	if len(page) != 3 {
+		t.Fatalf("%d threads listed, want 3", len(page))
+	}
+}

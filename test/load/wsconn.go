@@ -57,7 +57,8 @@ type wsConn struct {
 	// the connection.
 	mu      sync.Mutex
 	polled  bool // registered with its poller
-	fdGone  bool // the descriptor is closed
+	shut    bool // close shut the socket down for the poller to end it
+	fdGone  bool // the descriptor is closed; no write may use it
 	onEnd   func(error)
 	endOnce sync.Once
 }
@@ -195,7 +196,7 @@ func (w *wsConn) writeFrame(op byte, payload []byte) error {
 		b[start+i] ^= mask[i&3]
 	}
 	for len(b) > 0 {
-		n, err := unix.Write(w.fd, b)
+		n, err := w.write(b)
 		switch {
 		case errors.Is(err, unix.EINTR):
 		case errors.Is(err, unix.EAGAIN):
@@ -212,6 +213,17 @@ func (w *wsConn) writeFrame(op byte, payload []byte) error {
 	return nil
 }
 
+// write writes b to the socket once, unless the descriptor was closed
+// (whose number a new connection may have taken since).
+func (w *wsConn) write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fdGone {
+		return 0, net.ErrClosed
+	}
+	return unix.Write(w.fd, b)
+}
+
 // close ends the connection at once: the socket is shut down, and its
 // poller (or close itself, when no poller reads it) ends it.
 func (w *wsConn) close() {
@@ -221,6 +233,7 @@ func (w *wsConn) close() {
 		return
 	}
 	if w.polled {
+		w.shut = true
 		_ = unix.Shutdown(w.fd, unix.SHUT_RDWR) // its poller sees the end
 		return
 	}
@@ -466,4 +479,11 @@ func (p *poller) forget(w *wsConn) {
 	p.mu.Lock()
 	delete(p.by, w.fd)
 	p.mu.Unlock()
+	if w.shut && !w.fdGone {
+		// close came first and left the end to the poller, which no
+		// longer reads it: the end is here.
+		w.fdGone = true
+		_ = unix.Close(w.fd)
+		w.end(errors.New("closed while not reading"))
+	}
 }
