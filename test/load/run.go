@@ -146,6 +146,23 @@ func completedOn(ctx context.Context, d *daemon, cs []*client, want []int64) err
 	})
 }
 
+// subscriber dials url, initializes, and subscribes to thread
+// (thread/resume) unless it is "".
+func subscriber(ctx context.Context, url, name, thread string, opts clientOpts) (*client, error) {
+	c, err := dial(ctx, url, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err = c.initialize(ctx); err == nil && thread != "" {
+		err = c.resume(ctx, thread)
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // connectMany opens n clients with parallel dialers, each initialized and
 // (when thread is set) subscribed to thread with thread/resume. It returns
 // them and the time it took.
@@ -161,14 +178,8 @@ func connectMany(ctx context.Context, d *daemon, n int, prefix, thread string, o
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				c, err := dial(ctx, d.url, fmt.Sprintf("%s%d", prefix, i), opts)
-				if err == nil {
-					out[i] = c
-					err = c.initialize(ctx)
-				}
-				if err == nil && thread != "" {
-					err = c.resume(ctx, thread)
-				}
+				c, err := subscriber(ctx, d.url, fmt.Sprintf("%s%d", prefix, i), thread, opts)
+				out[i] = c
 				if err != nil {
 					select {
 					case errs <- fmt.Errorf("connection %d of %d: %v", i+1, n, err):

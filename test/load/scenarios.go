@@ -188,24 +188,12 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 	name := fmt.Sprintf("fan-out: %s subscribers, %s deltas/s, %s deltas", thousands(int64(fc.subs)), thousands(int64(fc.rate)), thousands(int64(n)))
 	key := fmt.Sprintf("fanout%d/", idx)
 	r.scenario(strings.TrimSuffix(key, "/"), name, func(ctx context.Context) error {
-		d, c0, err := r.startDaemon(ctx, "fanout", clientOpts{})
+		f, err := r.subscribed(ctx, "fanout", fc.subs, "s")
 		if err != nil {
 			return err
 		}
-		defer d.stop()
-		defer c0.close()
-		thread, err := c0.startThread(ctx, d.cwd)
-		if err != nil {
-			return err
-		}
-		if err := shortTurn(ctx, d, c0, thread); err != nil {
-			return err
-		}
-		subs, _, err := connectMany(ctx, d, fc.subs, "s", thread, clientOpts{})
-		if err != nil {
-			return err
-		}
-		defer closeAll(subs)
+		defer f.close()
+		d, c0, thread, subs := f.d, f.c0, f.thread, f.subs
 		free, err := fanTurn(ctx, d, c0, thread, subs, n, fc.rate)
 		if err != nil {
 			return err
@@ -213,17 +201,11 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 		r.logf("without a staller: %+v", free.delay)
 		// One more subscriber, which stops reading: its small receive
 		// buffer fills at once and the daemon's queue for it grows.
-		st, err := dial(ctx, d.url, "staller", clientOpts{rcvbuf: 4096})
+		st, err := subscriber(ctx, d.url, "staller", thread, clientOpts{rcvbuf: 4096})
 		if err != nil {
 			return err
 		}
 		defer st.close()
-		if err := st.initialize(ctx); err != nil {
-			return err
-		}
-		if err := st.resume(ctx, thread); err != nil {
-			return err
-		}
 		st.stall()
 		stalled, err := fanTurn(ctx, d, c0, thread, subs, n, fc.rate)
 		if err != nil {
@@ -542,30 +524,54 @@ func (r *run) loadedThreads() {
 // badNetwork: S subscribers of a thread and one more behind a slow,
 // distant link; the slow one must get every authoritative event and the
 // whole text (coalesced), and the others must not slow down.
+// subscription is a daemon whose thread had one short turn on its
+// driver connection c0, and subscribers of that thread.
+type subscription struct {
+	d      *daemon
+	c0     *client
+	thread string
+	subs   []*client
+}
+
+// subscribed starts a daemon (named name), a thread with one short turn,
+// and n subscribers of it (named prefix0, prefix1, …).
+func (r *run) subscribed(ctx context.Context, name string, n int, prefix string) (*subscription, error) {
+	d, c0, err := r.startDaemon(ctx, name, clientOpts{})
+	if err != nil {
+		return nil, err
+	}
+	f := &subscription{d: d, c0: c0}
+	if f.thread, err = c0.startThread(ctx, d.cwd); err == nil {
+		err = shortTurn(ctx, d, c0, f.thread)
+	}
+	if err == nil {
+		f.subs, _, err = connectMany(ctx, d, n, prefix, f.thread, clientOpts{})
+	}
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *subscription) close() {
+	closeAll(f.subs)
+	f.c0.close()
+	f.d.stop()
+}
+
 func (r *run) badNetwork() {
 	sz := r.sz
 	n := max(int(float64(sz.badRate)*sz.badSeconds+0.5), 1)
 	name := fmt.Sprintf("bad network: 1 client at %s B/s and %v latency, %d others, %s deltas/s, %s deltas",
 		thousands(int64(sz.badBytesPerSec)), sz.badLatency, sz.badSubs, thousands(int64(sz.badRate)), thousands(int64(n)))
 	r.scenario("bad", name, func(ctx context.Context) error {
-		d, c0, err := r.startDaemon(ctx, "badnet", clientOpts{})
+		f, err := r.subscribed(ctx, "badnet", sz.badSubs, "b")
 		if err != nil {
 			return err
 		}
-		defer d.stop()
-		defer c0.close()
-		thread, err := c0.startThread(ctx, d.cwd)
-		if err != nil {
-			return err
-		}
-		if err := shortTurn(ctx, d, c0, thread); err != nil {
-			return err
-		}
-		subs, _, err := connectMany(ctx, d, sz.badSubs, "b", thread, clientOpts{})
-		if err != nil {
-			return err
-		}
-		defer closeAll(subs)
+		defer f.close()
+		d, c0, thread, subs := f.d, f.c0, f.thread, f.subs
 		free, err := fanTurn(ctx, d, c0, thread, subs, n, sz.badRate)
 		if err != nil {
 			return err
@@ -575,17 +581,11 @@ func (r *run) badNetwork() {
 			return err
 		}
 		defer p.close()
-		slow, err := dial(ctx, "ws://"+p.addr(), "slow", clientOpts{})
+		slow, err := subscriber(ctx, "ws://"+p.addr(), "slow", thread, clientOpts{})
 		if err != nil {
 			return err
 		}
 		defer slow.close()
-		if err := slow.initialize(ctx); err != nil {
-			return err
-		}
-		if err := slow.resume(ctx, thread); err != nil {
-			return err
-		}
 		slow.stamping.Store(true)
 		start := time.Now()
 		withSlow, err := fanTurn(ctx, d, c0, thread, subs, n, sz.badRate)
