@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 var (
@@ -92,7 +93,10 @@ func (m *outMsg) params() []byte {
 //
 // "Behind" starts when the backlog (queued messages plus the batch the
 // writer is still writing) reaches coalesceAt messages (half of the queue
-// size), and lasts until the writer finds the queue empty. The hysteresis
+// size), or when messages wait behind a batch the writer has been writing
+// for lagBehind (a slow link: the socket's buffer holds the backlog, and
+// the queue never gets long), and lasts until the writer finds the queue
+// empty. The hysteresis
 // matters: a client that reads slowly lets the writer progress in small
 // steps, and each step empties the queue; a threshold on the queue alone
 // would let every step queue another run of single deltas.
@@ -124,6 +128,9 @@ type outbox struct {
 	done     chan struct{}
 	doneShut bool
 	inBatch  int  // messages the writer took and may still be writing
+	// batchAt is when the writer took the batch it may still be writing
+	// (zero when none).
+	batchAt time.Time
 	behind   bool // see the type's doc
 	closed   bool
 	space    chan struct{} // closed and replaced when room appears
@@ -175,7 +182,7 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 			o.mu.Unlock()
 			return errOutboxClosed
 		}
-		if len(o.q)+o.inBatch >= o.coalesceAt {
+		if len(o.q)+o.inBatch >= o.coalesceAt || o.laggingLocked() {
 			o.behind = true
 		}
 		if len(msgs) == 1 && o.behind && o.mergeLocked(msgs[0]) {
@@ -209,6 +216,22 @@ func (o *outbox) pushAll(ctx context.Context, msgs []outMsg) error {
 		o.mu.Lock()
 		o.waiting--
 	}
+}
+
+// lagBehind is how long a writer may be writing one batch, with messages
+// waiting behind it, before its client counts as behind: far longer than
+// a client that reads takes to take a batch, short beside the seconds a
+// slow link's socket buffer holds.
+const lagBehind = 250 * time.Millisecond
+
+// lagCheckAt is how many messages must wait behind the writer's batch
+// before its age is looked at (the clock is read only then).
+const lagCheckAt = 8
+
+// laggingLocked reports whether the writer has been writing its batch for
+// lagBehind with lagCheckAt messages or more waiting. o.mu must be held.
+func (o *outbox) laggingLocked() bool {
+	return !o.behind && o.inBatch > 0 && len(o.q) >= lagCheckAt && !o.batchAt.IsZero() && time.Since(o.batchAt) >= lagBehind
 }
 
 // appendLocked queues msgs. o.mu must be held.
@@ -480,6 +503,7 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 		clear(o.q[rest:])
 		o.q = o.q[:rest]
 		o.inBatch = len(out)
+		o.batchAt = time.Now()
 		o.busy = true
 		if o.waiting > 0 {
 			close(o.space)
@@ -489,6 +513,7 @@ func (o *outbox) take(buf []outMsg) ([]outMsg, bool) {
 	}
 	clear(buf) // the messages written last are not kept while idle
 	buf = buf[:0]
+	o.batchAt = time.Time{}
 	if len(o.q) == 0 {
 		// The writer has written everything: the client caught up.
 		o.inBatch = 0

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func note(t *testing.T, method string, params any) outMsg {
@@ -96,6 +97,62 @@ func TestOutboxCoalescesOnlyWhenBehindAndOnlyTheTail(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("got %v, want %s", got, want)
 	}
+}
+
+// A client on a slow link: the socket's buffer holds the backlog, so the
+// queue stays short, but messages wait behind a batch the writer has been
+// writing for lagBehind: the client is behind, and its deltas merge.
+func TestOutboxBehindWhenTheWriterLags(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := newOutbox(1024, 1<<30, false, noWriter)
+		push := func(m outMsg) {
+			t.Helper()
+			if err := o.push(context.Background(), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		queued := func() []string {
+			var got []string
+			for _, m := range o.q {
+				var p struct{ Delta string }
+				if err := json.Unmarshal(m.params(), &p); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, p.Delta)
+			}
+			return got
+		}
+		push(delta(t, "a", "first"))
+		if b, ok := o.take(nil); !ok || len(b) != 1 {
+			t.Fatalf("batch %d", len(b))
+		}
+		// The writer writes its batch quickly: nothing merges.
+		for i := range lagCheckAt + 2 {
+			push(delta(t, "a", fmt.Sprint(i)))
+		}
+		if got := queued(); len(got) != lagCheckAt+2 {
+			t.Fatalf("merged before any lag: %q", got)
+		}
+		// The writer has been on its batch for lagBehind: what comes now
+		// merges into the last queued delta.
+		time.Sleep(lagBehind)
+		push(delta(t, "a", "x"))
+		push(delta(t, "a", "y"))
+		if n := o.coalescedCount(); n != 2 {
+			t.Fatalf("%d merged after the lag, want 2", n)
+		}
+		var got []string
+		for _, m := range drainAll(o) {
+			var p struct{ Delta string }
+			if err := json.Unmarshal(m.params(), &p); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, p.Delta)
+		}
+		if len(got) != lagCheckAt+2 || got[len(got)-1] != fmt.Sprint(lagCheckAt+1)+"xy" {
+			t.Fatalf("after the lag: %q", got)
+		}
+	})
 }
 
 // Once behind, a client stays behind until the writer drained everything:

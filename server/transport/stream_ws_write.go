@@ -2,10 +2,13 @@ package transport
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"net"
 	"net/http"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // The write half of a server-side WebSocket connection. coder/websocket
@@ -175,7 +178,38 @@ func (u *wsUpgrade) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// net/http flushed the upgrade response before handing the
 	// connection over: its writer holds nothing, and is replaced.
 	u.w = &wsWriter{conn: conn}
+	keepBacklogOutOfTheKernel(conn)
 	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(u.w, wsControlBuf)), nil
+}
+
+// wsNotSentLowat bounds what a WebSocket connection's socket holds that it
+// has not sent yet (TCP_NOTSENT_LOWAT; what is in flight is still sized
+// by the kernel for the link). Without it, the kernel grows the send
+// buffer of a client on a slow link to hundreds of kilobytes, which it
+// then delivers at the link's pace, every delta as it was: seconds behind,
+// and out of the daemon's reach. With it, the backlog waits in the
+// connection's queue, where the writer lags behind (outbox: lagBehind)
+// and deltas merge, so that a slow client catches up on the text instead
+// of reading every step of it.
+const wsNotSentLowat = 16 << 10
+
+// keepBacklogOutOfTheKernel sets wsNotSentLowat on conn's TCP socket (a
+// Unix socket has no such option, and needs none: its peer is local).
+func keepBacklogOutOfTheKernel(conn net.Conn) {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	tcp, ok := conn.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	rc, err := tcp.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, wsNotSentLowat)
+	})
 }
 
 // Unwrap lets http.ResponseController reach the server's writer.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 )
 
 // recordingConn is a net.Conn that keeps each Write it is given.
@@ -232,5 +233,42 @@ func TestWSServerBatchesReachAClient(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A WebSocket connection's socket keeps at most wsNotSentLowat bytes it
+// has not sent: a slow client's backlog waits in the daemon's queue, where
+// its deltas can merge, not in a send buffer the kernel grew for it.
+func TestWSSocketKeepsLittleUnsent(t *testing.T) {
+	ep, _ := ParseListenURL("ws://127.0.0.1:0", "")
+	l, err := Listen(context.Background(), ep, Options{Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lowat := make(chan int, 1)
+	go func() {
+		_ = l.Serve(func(st Stream) {
+			v := -1
+			if ws, ok := st.(*wsStream); ok && ws.w != nil {
+				if rc, err := ws.w.conn.(*net.TCPConn).SyscallConn(); err == nil {
+					_ = rc.Control(func(fd uintptr) {
+						v, _ = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
+					})
+				}
+			}
+			lowat <- v
+			_, _ = st.Read(context.Background())
+		})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, l.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if v := <-lowat; v != wsNotSentLowat {
+		t.Fatalf("TCP_NOTSENT_LOWAT of the server's socket: %d, want %d", v, wsNotSentLowat)
 	}
 }
