@@ -127,14 +127,14 @@ type outbox struct {
 	// (made on demand: drained).
 	done     chan struct{}
 	doneShut bool
-	inBatch  int  // messages the writer took and may still be writing
+	inBatch  int // messages the writer took and may still be writing
 	// batchAt is when the writer took the batch it may still be writing
 	// (zero when none).
 	batchAt time.Time
-	behind   bool // see the type's doc
-	closed   bool
-	space    chan struct{} // closed and replaced when room appears
-	waiting  int           // pushers waiting for room
+	behind  bool // see the type's doc
+	closed  bool
+	space   chan struct{} // closed and replaced when room appears
+	waiting int           // pushers waiting for room
 	// bytes is the sum of the sizes of q's entries.
 	bytes int
 
