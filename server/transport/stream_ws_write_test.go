@@ -156,6 +156,19 @@ func TestWSWriterControlFramesAndClose(t *testing.T) {
 	}
 }
 
+// listenLoopbackWS listens for WebSocket connections on a loopback port
+// until the test ends.
+func listenLoopbackWS(t *testing.T) Listener {
+	t.Helper()
+	ep, _ := ParseListenURL("ws://127.0.0.1:0", "")
+	l, err := Listen(context.Background(), ep, Options{Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
 // TestWSServerBatchesReachAClient writes messages of every header size
 // as one batch on a real connection, then closes: a WebSocket client
 // reads them all, answers a ping meanwhile, and sees a normal close.
@@ -164,12 +177,7 @@ func TestWSServerBatchesReachAClient(t *testing.T) {
 	payload := func(i, n int) []byte {
 		return bytes.Repeat([]byte{byte('a' + i)}, n)
 	}
-	ep, _ := ParseListenURL("ws://127.0.0.1:0", "")
-	l, err := Listen(context.Background(), ep, Options{Logger: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listenLoopbackWS(t)
 	served := make(chan error, 1)
 	go func() {
 		_ = l.Serve(func(st Stream) {
@@ -240,12 +248,7 @@ func TestWSServerBatchesReachAClient(t *testing.T) {
 // has not sent: a slow client's backlog waits in the daemon's queue, where
 // its deltas can merge, not in a send buffer the kernel grew for it.
 func TestWSSocketKeepsLittleUnsent(t *testing.T) {
-	ep, _ := ParseListenURL("ws://127.0.0.1:0", "")
-	l, err := Listen(context.Background(), ep, Options{Logger: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listenLoopbackWS(t)
 	lowat := make(chan int, 1)
 	go func() {
 		_ = l.Serve(func(st Stream) {
