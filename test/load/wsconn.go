@@ -344,17 +344,32 @@ func (w *wsConn) readable(buf []byte) {
 		w.p.drop(w, io.EOF)
 		return
 	}
-	b := buf[:n]
+	b, own := buf[:n], false
 	if len(w.pending) > 0 {
-		b = append(w.pending, b...)
+		// The frame begun in earlier reads grows in place (a message of
+		// megabytes comes in many reads): never copied whole again.
+		b, own = append(w.pending, b...), true
 		w.pending = nil
 	}
-	w.handle(b)
+	w.handleOwned(b, own)
 }
 
 // handle handles the whole frames of b, and keeps the rest for the next
 // read; it reports whether the connection is still read.
-func (w *wsConn) handle(b []byte) bool {
+func (w *wsConn) handle(b []byte) bool { return w.handleOwned(b, false) }
+
+// handleOwned is handle; own says that b is the connection's own (not the
+// poller's read buffer), so that a rest that is all of it is kept as it
+// is.
+func (w *wsConn) handleOwned(b []byte, own bool) bool {
+	whole := len(b)
+	keep := func(rest []byte) {
+		if own && len(rest) == whole {
+			w.pending = rest
+		} else if len(rest) > 0 {
+			w.pending = bytes.Clone(rest)
+		}
+	}
 	for {
 		f, size, err := parseFrame(b)
 		if err != nil {
@@ -371,14 +386,12 @@ func (w *wsConn) handle(b []byte) bool {
 			return false
 		}
 		if !more {
-			w.pending = bytes.Clone(b) // unread: the client stopped
+			keep(b) // unread: the client stopped
 			w.p.forget(w)
 			return false
 		}
 	}
-	if len(b) > 0 {
-		w.pending = bytes.Clone(b)
-	}
+	keep(b)
 	return true
 }
 

@@ -76,6 +76,7 @@ func (r *recorder) waitEnd(t *testing.T) error {
 // ends it with the status and reason.
 func TestWSConnAgainstARealServer(t *testing.T) {
 	big := strings.Repeat("x", 70_000)
+	huge := strings.Repeat("h", 3<<20) // many reads, the frame growing in place
 	mid := strings.Repeat("y", 300)
 	pinged := make(chan error, 1)
 	url := wsServer(t, func(ctx context.Context, c *websocket.Conn) {
@@ -92,7 +93,7 @@ func TestWSConnAgainstARealServer(t *testing.T) {
 				}
 			}
 		}()
-		for _, m := range []string{"a", mid, big} {
+		for _, m := range []string{"a", mid, big, huge} {
 			if err := c.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
 				t.Errorf("write: %v", err)
 			}
@@ -121,7 +122,7 @@ func TestWSConnAgainstARealServer(t *testing.T) {
 	if !errors.As(err, &closed) || closed.code != int(websocket.StatusPolicyViolation) || closed.reason != "enough" {
 		t.Errorf("end: %v, want the server's close frame", err)
 	}
-	want := []string{"a", mid, big, "frag-" + strings.Repeat("z", 5000)}
+	want := []string{"a", mid, big, huge, "frag-" + strings.Repeat("z", 5000)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.msgs) != len(want) {
