@@ -46,6 +46,13 @@ type entry struct {
 }
 
 // finish sets the derived fields.
+// fileEntry is the entry of the file at path (as k says it was when it
+// was read) whose summary, read up to end, is sum.
+func fileEntry(path string, archived bool, k statKey, end int64, sum *summary, partial, verified bool) *entry {
+	return (&entry{Path: path, Archived: archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
+		Offset: end, Sum: sum, Partial: partial, verified: verified}).finish()
+}
+
 func (e *entry) finish() *entry {
 	e.id = e.threadID()
 	e.createdNs = e.computeCreatedNs()
@@ -729,8 +736,7 @@ func (j *scanJob) run() {
 		j.bad = true
 		return
 	}
-	j.result = (&entry{Path: j.path, Archived: j.archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
-		Offset: end, Sum: sum, verified: true}).finish()
+	j.result = fileEntry(j.path, j.archived, k, end, sum, false, true)
 }
 
 // runNew reads a file a listing found, which the index does not know:
@@ -757,8 +763,7 @@ func (j *scanJob) runNew() {
 		j.bad = true
 		return
 	}
-	j.result = (&entry{Path: j.path, Archived: j.archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
-		Offset: end, Sum: sum, Partial: end < k.size, verified: true}).finish()
+	j.result = fileEntry(j.path, j.archived, k, end, sum, end < k.size, true)
 }
 
 // useFirst takes, for a file new to the index, the entry a page served
@@ -805,8 +810,7 @@ func (j *scanJob) runComplete() {
 		j.bad = true
 		return
 	}
-	j.result = (&entry{Path: j.path, Archived: j.archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
-		Offset: end, Sum: sum, verified: true}).finish()
+	j.result = fileEntry(j.path, j.archived, k, end, sum, false, true)
 }
 
 // movedHere reports whether the file at j.path, new to the index, is one

@@ -506,8 +506,7 @@ func (x *index) readFirst(path string, archived bool) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e = (&entry{Path: path, Archived: archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
-		Offset: end, Sum: sum}).finish()
+	e = fileEntry(path, archived, k, end, sum, false, false)
 	// Kept for the next walks (a page asked for again, while a thread
 	// that was just written is on it, reads it no more), and for the
 	// build when settled.

@@ -65,7 +65,6 @@ func (j *scanJob) runHead() bool {
 	_, _ = applyRecovering(body, s.apply)
 	s.ids = nil
 	end := int64(nl) + 1
-	j.result = (&entry{Path: j.path, Archived: j.archived, Size: k.size, ModNs: k.mod, Ino: k.ino,
-		Offset: end, Sum: s, Partial: end < k.size, verified: true}).finish()
+	j.result = fileEntry(j.path, j.archived, k, end, s, end < k.size, true)
 	return true
 }
