@@ -359,11 +359,7 @@ func TestMCPNoOrphans(t *testing.T) {
 			// The daemon has sent SIGKILL to each group before it
 			// exited; the kernel delivers it a moment later.
 			for _, p := range []int{pid, child} {
-				deadline := time.Now().Add(WaitTimeout)
-				for alive(p) && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-				}
-				if alive(p) {
+				if !diesWithin(p, WaitTimeout) {
 					t.Errorf("process %d outlived the daemon", p)
 				}
 			}
@@ -394,7 +390,28 @@ func alive(pid int) bool {
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && !strings.HasPrefix(s[i+1:], " Z")
+	if i < 0 || len(s) < i+3 {
+		return false
+	}
+	// A zombie (Z) is dead; while its parent reaps it, it is briefly X.
+	switch s[i+2] {
+	case 'Z', 'X', 'x':
+		return false
+	}
+	return true
+}
+
+// diesWithin reports whether the process is seen dead within d. Once seen
+// dead it is not looked at again: its pid may be reused.
+func diesWithin(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // A tool not marked read-only asks first, through the reference's
@@ -474,11 +491,7 @@ func TestMCPConfigWriteApplies(t *testing.T) {
 	pid := waitPidFile(t, pidFile)
 	WantResult(t, c.Call("config/value/write", map[string]any{"keyPath": "mcp_servers.added", "value": nil, "mergeStrategy": "replace"}))
 	d.WaitLog(LogMsg("reloading MCP servers"))
-	deadline := time.Now().Add(WaitTimeout)
-	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // the stop is not reported to clients
-	}
-	if alive(pid) {
+	if !diesWithin(pid, WaitTimeout) { // the stop is not reported to clients
 		t.Error("the removed server still runs")
 	}
 }
