@@ -337,8 +337,11 @@ func (d *daemon) minMemory(span, step time.Duration) (memory, error) {
 
 // cpu is the CPU time (user + system) the daemon used so far, from
 // /proc/<pid>/stat, in clock ticks of 10 ms.
-func (d *daemon) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.pid))
+func (d *daemon) cpu() (time.Duration, error) { return procCPU(d.pid) }
+
+// procCPU is the CPU time (user + system) process pid used so far.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
@@ -346,12 +349,12 @@ func (d *daemon) cpu() (time.Duration, error) {
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", d.pid)
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %v", d.pid, err)
+		return 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }

@@ -41,6 +41,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "mock" {
 		os.Exit(runMock())
 	}
+	if len(os.Args) > 2 && os.Args[1] == "relay" {
+		os.Exit(runRelay(os.Args[2]))
+	}
 	os.Exit(runHarness(os.Args[1:]))
 }
 

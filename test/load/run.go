@@ -167,6 +167,13 @@ func subscriber(ctx context.Context, url, name, thread string, opts clientOpts) 
 // (when thread is set) subscribed to thread with thread/resume. It returns
 // them and the time it took.
 func connectMany(ctx context.Context, d *daemon, n int, prefix, thread string, opts clientOpts) ([]*client, time.Duration, error) {
+	return openMany(n, func(i int) (*client, error) {
+		return subscriber(ctx, d.url, fmt.Sprintf("%s%d", prefix, i), thread, opts)
+	})
+}
+
+// openMany opens n clients with open, from parallel dialers.
+func openMany(n int, open func(i int) (*client, error)) ([]*client, time.Duration, error) {
 	const parallel = 32
 	out := make([]*client, n)
 	errs := make(chan error, parallel)
@@ -178,7 +185,7 @@ func connectMany(ctx context.Context, d *daemon, n int, prefix, thread string, o
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				c, err := subscriber(ctx, d.url, fmt.Sprintf("%s%d", prefix, i), thread, opts)
+				c, err := open(i)
 				out[i] = c
 				if err != nil {
 					select {

@@ -223,8 +223,45 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 		r.add(name, key+"wall", "turn/start → the last subscriber's turn/completed", free.wall.Seconds(), "s")
 		r.add(name, key+"cpu", "daemon CPU during that turn", free.daemonCPU.Seconds(), "s")
 		r.add(name, key+"harness-cpu", "harness CPU during that turn (its clients reading)", free.harnessCPU.Seconds(), "s")
+		if !r.t.ref {
+			floor, err := r.relayFloor(ctx, name, fc.subs, n, fc.rate)
+			if err != nil {
+				return err
+			}
+			r.add(name, key+"floor-p50", "p50 delay through a relay that does nothing else (the machine's floor)", floor.delay.p50, "ms")
+			r.add(name, key+"floor-p99", "p99 delay through that relay", floor.delay.p99, "ms")
+			r.add(name, key+"floor-cpu", "relay CPU during that turn", floor.cpu.Seconds(), "s")
+		}
 		return nil
 	})
+}
+
+// relayFloor runs the same turn through the relay (relay.go) to as many
+// clients, once the daemon is gone, and checks what they read as it
+// checks the daemon's subscribers.
+func (r *run) relayFloor(ctx context.Context, name string, subs, n, rate int) (floor struct {
+	delay spread
+	cpu   time.Duration
+}, err error) {
+	p, err := startRelay(r.t.mockURL)
+	if err != nil {
+		return floor, err
+	}
+	defer p.stop()
+	cs, _, err := openMany(subs, func(i int) (*client, error) {
+		return dial(ctx, "ws://"+strings.TrimPrefix(p.url, "http://")+"/ws", fmt.Sprintf("r%d", i), clientOpts{})
+	})
+	if err != nil {
+		return floor, fmt.Errorf("relay: %v", err)
+	}
+	defer closeAll(cs)
+	res, err := p.run(ctx, cs, n, rate)
+	if err != nil {
+		return floor, err
+	}
+	r.verify(name+" (relay)", relayThread, cs, 1)
+	floor.delay, floor.cpu = percentiles(res.delays), res.cpu
+	return floor, nil
 }
 
 // turnsOneConn: N threads each start a turn at once, pipelined on one

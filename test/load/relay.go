@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The relay is the fan-out's floor on the machine at hand: a process
+// (this program with the arguments "relay MOCK_URL") that does the least a
+// daemon can do between the mock model and its subscribers. It streams a
+// response from the mock as agentd does, and sends each text delta, as a
+// notification of agentd's shape encoded once, to every WebSocket
+// connection, split over one writer goroutine per CPU. It has no
+// handshake, no thread, no queue and no history. The harness reads it
+// with the same clients and the same stamps as the daemon, so that the
+// daemon's figure can be read against what the machine allows: the wake-up
+// of each process on a delta, and a write and a read per subscriber.
+//
+//	GET  /ws              a WebSocket connection that only receives
+//	POST /run?n=N&rate=R  a turn of N stamped deltas, R a second, sent to
+//	                      every connection; answered once all is written
+type relay struct {
+	model string // the mock's base URL
+	http  *http.Client
+
+	mu    sync.Mutex
+	conns []net.Conn
+	turns int
+}
+
+// runRelay serves the relay on a loopback port until stdin closes. Its
+// first line on stdout is its base URL.
+func runRelay(model string) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "relay: %v\n", err)
+		return 1
+	}
+	rl := &relay{model: model, http: &http.Client{}}
+	go func() { _ = http.Serve(l, rl) }()
+	fmt.Println("http://" + l.Addr().String())
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	return 0
+}
+
+func (rl *relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/ws":
+		rl.accept(w, r)
+	case "/run":
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		rate, _ := strconv.Atoi(r.URL.Query().Get("rate"))
+		if err := rl.turn(r.Context(), max(n, 1), max(rate, 1)); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// accept completes a WebSocket handshake and keeps the connection, which
+// it then never reads: its client sends nothing.
+func (rl *relay) accept(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Sec-WebSocket-Key")
+	if key == "" || !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		http.Error(w, "not a WebSocket handshake", http.StatusBadRequest)
+		return
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+	if brw.Flush() != nil {
+		_ = conn.Close()
+		return
+	}
+	rl.mu.Lock()
+	rl.conns = append(rl.conns, conn)
+	rl.mu.Unlock()
+}
+
+// turn streams one fan-out response from the mock, and sends its deltas
+// to every connection, between turn/started and turn/completed.
+func (rl *relay) turn(ctx context.Context, n, rate int) error {
+	rl.mu.Lock()
+	conns := rl.conns
+	rl.turns++
+	turn := "turn_" + strconv.Itoa(rl.turns)
+	rl.mu.Unlock()
+	fan := newFanner(conns)
+	defer fan.close()
+
+	body, _ := json.Marshal(map[string]any{"model": "relay", "stream": true, "input": []any{map[string]any{
+		"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": prompt("fanout", "n", n, "rate", rate)}}}}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rl.model+"/responses", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := rl.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the mock answered %s", resp.Status)
+	}
+	const thread = relayThread
+	fan.send(relayNote("turn/started", map[string]any{"threadId": thread, "turn": map[string]any{"id": turn}}))
+	var item string
+	var text strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type   string `json:"type"`
+			ItemID string `json:"item_id"`
+			Delta  string `json:"delta"`
+		}
+		if json.Unmarshal(data, &ev) != nil || ev.Type != "response.output_text.delta" {
+			continue
+		}
+		if item == "" {
+			item = ev.ItemID
+			fan.send(relayNote("item/started", map[string]any{"threadId": thread, "turnId": turn,
+				"item": map[string]any{"id": item, "type": "agentMessage", "text": ""}}))
+		}
+		text.WriteString(ev.Delta)
+		// The shape the harness's fast path reads: method, then params of
+		// plain strings.
+		fan.send(relayNote("item/agentMessage/delta", map[string]any{"threadId": thread, "turnId": turn, "itemId": item, "delta": ev.Delta}))
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if item != "" {
+		fan.send(relayNote("item/completed", map[string]any{"threadId": thread, "turnId": turn,
+			"item": map[string]any{"id": item, "type": "agentMessage", "text": text.String()}}))
+	}
+	fan.send(relayNote("turn/completed", map[string]any{"threadId": thread, "turn": map[string]any{"id": turn}}))
+	return nil
+}
+
+// relayThread is the thread id of the relay's notifications.
+const relayThread = "relay"
+
+// relayNote is a notification as one unmasked WebSocket text frame.
+func relayNote(method string, params map[string]any) []byte {
+	// encoding/json writes a map's keys sorted; the delta's must come in
+	// agentd's order for the harness's fast path, which falls back to the
+	// full decoder otherwise: both give the same figure's events.
+	p, _ := json.Marshal(params)
+	if method == "item/agentMessage/delta" {
+		p = fmt.Appendf(nil, `{"threadId":%q,"turnId":%q,"itemId":%q,"delta":%q}`,
+			params["threadId"], params["turnId"], params["itemId"], params["delta"])
+	}
+	payload := fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, p)
+	frame := []byte{0x81}
+	switch {
+	case len(payload) < 126:
+		frame = append(frame, byte(len(payload)))
+	case len(payload) <= 0xffff:
+		frame = append(frame, 126)
+		frame = binary.BigEndian.AppendUint16(frame, uint16(len(payload)))
+	default:
+		frame = append(frame, 127)
+		frame = binary.BigEndian.AppendUint64(frame, uint64(len(payload)))
+	}
+	return append(frame, payload...)
+}
+
+// fanner writes each frame to every connection: one goroutine per CPU,
+// each with its share of the connections, written in turn.
+type fanner struct {
+	shards []chan []byte
+	wg     sync.WaitGroup
+}
+
+func newFanner(conns []net.Conn) *fanner {
+	f := &fanner{}
+	k := min(runtime.GOMAXPROCS(0), max(len(conns), 1))
+	for i := range k {
+		ch := make(chan []byte, 1024)
+		f.shards = append(f.shards, ch)
+		f.wg.Go(func() {
+			for frame := range ch {
+				for j := i; j < len(conns); j += k {
+					_, _ = conns[j].Write(frame)
+				}
+			}
+		})
+	}
+	return f
+}
+
+func (f *fanner) send(frame []byte) {
+	for _, ch := range f.shards {
+		ch <- frame
+	}
+}
+
+// close waits for every frame to be written.
+func (f *fanner) close() {
+	for _, ch := range f.shards {
+		close(ch)
+	}
+	f.wg.Wait()
+}
+
+// relayProc is a running relay.
+type relayProc struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	url string
+}
+
+// startRelay starts this program as a relay of the mock at model.
+func startRelay(model string) (*relayProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "relay", model)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the relay: %v", err)
+	}
+	p := &relayProc{cmd: cmd, in: in}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	p.url = strings.TrimSpace(line)
+	if !strings.HasPrefix(p.url, "http://") {
+		p.stop()
+		return nil, fmt.Errorf("the relay did not say its URL (said %q)", line)
+	}
+	return p, nil
+}
+
+func (p *relayProc) stop() {
+	_ = p.in.Close()
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// relayTurn is what one turn through the relay measured.
+type relayTurn struct {
+	delays []int64       // ns from each stamp to its read, every client's
+	cpu    time.Duration // the relay's CPU during the turn
+}
+
+// run runs one turn of n deltas at rate through the relay, and waits until
+// every client has its turn/completed.
+func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relayTurn, error) {
+	var res relayTurn
+	want := make([]int64, len(subs))
+	for i, c := range subs {
+		want[i] = c.completed.Load() + 1
+		c.takeLatency()
+		c.stamping.Store(true)
+	}
+	defer func() {
+		for _, c := range subs {
+			c.stamping.Store(false)
+		}
+	}()
+	cpu0 := p.cpu()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/run?n=%d&rate=%d", p.url, n, rate), nil)
+	if err != nil {
+		return res, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return res, err
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return res, fmt.Errorf("the relay: %s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < len(subs); {
+		if subs[i].completed.Load() >= want[i] {
+			i++
+			continue
+		}
+		if gone, err := subs[i].ended(); gone {
+			return res, fmt.Errorf("the relay's connection to %s ended (%v)", subs[i].name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("waiting for the relay's turn/completed: %v", ctx.Err())
+		case <-tick.C:
+		}
+	}
+	res.cpu = p.cpu() - cpu0
+	for _, c := range subs {
+		lat, _ := c.takeLatency()
+		res.delays = append(res.delays, lat...)
+	}
+	return res, nil
+}
+
+// cpu is the relay's CPU time so far; 0 when it runs in this process (a
+// test).
+func (p *relayProc) cpu() time.Duration {
+	if p.cmd == nil {
+		return 0
+	}
+	d, _ := procCPU(p.cmd.Process.Pid)
+	return d
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/test/mockmodel"
+)
+
+// The relay streams the mock's turn to every connection: each client reads
+// every stamped delta once, in order, between the turn's and the item's
+// start and end, and the item's text is the deltas joined.
+func TestRelayFansOutEveryDeltaWhole(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := mockmodel.Serve(l, t.Errorf, mockmodel.DropRequests(), mockmodel.Respond((&responder{}).respond))
+	t.Cleanup(mock.Close)
+	srv := httptest.NewServer(&relay{model: mock.URL(), http: mock.HTTPClient()})
+	t.Cleanup(srv.Close)
+	p := &relayProc{url: srv.URL}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const subs, n = 5, 40
+	cs, _, err := openMany(subs, func(i int) (*client, error) {
+		return dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", fmt.Sprintf("r%d", i), clientOpts{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(cs)
+	for turn := 1; turn <= 2; turn++ {
+		res, err := p.run(ctx, cs, n, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.delays) != subs*n {
+			t.Errorf("turn %d: %d delays, want %d", turn, len(res.delays), subs*n)
+		}
+	}
+	for _, c := range cs {
+		c.checkMu.Lock()
+		c.check.Finish()
+		if errs := c.check.Errors(); len(errs) > 0 || c.bad != nil {
+			t.Errorf("%s: %q %v", c.name, errs, c.bad)
+		}
+		if items, turns := c.check.Count(relayThread, "agentMessage"); items != 2 || turns != 2 {
+			t.Errorf("%s: %d items in %d turns, want 2 in 2", c.name, items, turns)
+		}
+		if c.deltas.Load() != 2*n {
+			t.Errorf("%s: %d deltas, want %d", c.name, c.deltas.Load(), 2*n)
+		}
+		c.checkMu.Unlock()
+	}
+}
