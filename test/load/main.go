@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,8 +247,7 @@ func parseFanout(s string) ([]fanoutCase, error) {
 // targets.
 type harness struct {
 	agentd, ref *target
-	mock        *exec.Cmd
-	mockIn      *os.File
+	mock        *child
 	dirs        []string
 	keep        bool
 	nofile      uint64
@@ -296,47 +296,71 @@ func newHarness(agentdBin, refBin string, keep bool) (*harness, error) {
 
 // startMock starts this program as the mock model and reads its URL.
 func (h *harness) startMock() (string, error) {
-	self, err := os.Executable()
+	mock, err := startChild("the mock model", "mock")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(self, "mock")
+	h.mock = mock
+	return mock.url, nil
+}
+
+// child is this program run as a helper process (the mock model, the
+// relay) that serves on a loopback port until its stdin closes.
+type child struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	url string // its base URL, the first line it printed
+}
+
+// startChild starts this program with args and reads its URL.
+func startChild(what string, args ...string) (*child, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, args...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting the mock model: %v", err)
+		return nil, fmt.Errorf("starting %s: %v", what, err)
 	}
-	h.mock = cmd
-	h.mockIn = in.(*os.File)
+	c := &child{cmd: cmd, in: in}
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	line = strings.TrimSpace(line)
-	if !strings.HasPrefix(line, "http://") {
-		return "", fmt.Errorf("the mock model did not say its URL (said %q)", line)
+	c.url = strings.TrimSpace(line)
+	if !strings.HasPrefix(c.url, "http://") {
+		c.stop()
+		return nil, fmt.Errorf("%s did not say its URL (said %q)", what, line)
 	}
-	return line, nil
+	return c, nil
+}
+
+// stop closes the child's stdin, which ends it, and waits for it (killing
+// it after 5 s).
+func (c *child) stop() {
+	_ = c.in.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = c.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
 }
 
 func (h *harness) close() {
 	if h.mock != nil {
-		_ = h.mockIn.Close() // the mock ends at EOF
-		done := make(chan struct{})
-		go func() {
-			_ = h.mock.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = h.mock.Process.Kill()
-			<-done
-		}
+		h.mock.stop()
 	}
 	for _, d := range h.dirs {
 		if h.keep {

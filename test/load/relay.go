@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -232,52 +231,19 @@ func (f *fanner) close() {
 	f.wg.Wait()
 }
 
-// relayProc is a running relay.
+// relayProc is a running relay: a child process, or, in a test, a server
+// in this process (no cmd).
 type relayProc struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	url string
+	*child
 }
 
 // startRelay starts this program as a relay of the mock at model.
 func startRelay(model string) (*relayProc, error) {
-	self, err := os.Executable()
+	c, err := startChild("the relay", "relay", model)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "relay", model)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the relay: %v", err)
-	}
-	p := &relayProc{cmd: cmd, in: in}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	p.url = strings.TrimSpace(line)
-	if !strings.HasPrefix(p.url, "http://") {
-		p.stop()
-		return nil, fmt.Errorf("the relay did not say its URL (said %q)", line)
-	}
-	return p, nil
-}
-
-func (p *relayProc) stop() {
-	_ = p.in.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	return &relayProc{c}, nil
 }
 
 // relayTurn is what one turn through the relay measured.

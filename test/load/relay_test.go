@@ -24,7 +24,7 @@ func TestRelayFansOutEveryDeltaWhole(t *testing.T) {
 	t.Cleanup(mock.Close)
 	srv := httptest.NewServer(&relay{model: mock.URL(), http: mock.HTTPClient()})
 	t.Cleanup(srv.Close)
-	p := &relayProc{url: srv.URL}
+	p := &relayProc{&child{url: srv.URL}}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
