@@ -1,6 +1,8 @@
 package test
 
 import (
+	"github.com/agentd-dev/agentd/test/proc"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -8,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -322,53 +323,14 @@ func (c *benchClient) checkText(want string) {
 	}
 }
 
-// procCPU returns the CPU time (user+sys) process pid used so far, from
-// /proc/<pid>/stat (clock ticks of 10 ms: USER_HZ is 100 on Linux).
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces: fields start after its ')'.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("bad /proc/%d/stat", pid)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
-
 // procPeakRSS returns the peak resident memory (bytes) of process pid so
 // far: VmHWM in /proc/<pid>/status. (The rusage of the exited process is
 // no use here: Linux folds the parent's peak in, as the child shared the
 // test process's memory until it ran exec.)
-func procPeakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM") }
+func procPeakRSS(pid int) (int64, error) { return proc.StatusBytes(pid, "VmHWM") }
 
 // procRSS returns the resident memory (bytes) of process pid now.
-func procRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS") }
-
-// procStatusBytes reads a "<field>: <n> kB" line of /proc/<pid>/status.
-func procStatusBytes(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("bad %s %q", field, line)
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
+func procRSS(pid int) (int64, error) { return proc.StatusBytes(pid, "VmRSS") }
 
 // exitUsage stops the daemon (EOF on stdio, else SIGTERM), waits for it
 // to exit and returns the CPU time (user+sys) of its whole life.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/test/mockmodel"
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // turnDeltas is the size of the big turn.
@@ -85,7 +86,7 @@ func BenchmarkTurn20kStdio(b *testing.B) {
 		c.initialize()
 		threadID := c.startThread(b.TempDir())
 		pid := d.Cmd.Process.Pid
-		cpu0, err := procCPU(pid)
+		cpu0, err := proc.CPU(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func BenchmarkTurn20kStdio(b *testing.B) {
 		b.StopTimer()
 		f.selfCPU += selfCPU() - self0
 
-		cpu1, err := procCPU(pid)
+		cpu1, err := proc.CPU(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func BenchmarkTurn20kWS50(b *testing.B) {
 			c.call("thread/resume", map[string]any{"threadId": threadID, "excludeTurns": true})
 		}
 		pid := d.Cmd.Process.Pid
-		cpu0, err := procCPU(pid)
+		cpu0, err := proc.CPU(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -161,7 +162,7 @@ func BenchmarkTurn20kWS50(b *testing.B) {
 		b.StopTimer()
 		f.selfCPU += selfCPU() - self0
 
-		cpu1, err := procCPU(pid)
+		cpu1, err := proc.CPU(pid)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // noSandbox is the sandboxPolicy of tests that are not about the sandbox:
@@ -304,7 +305,7 @@ func startPidProcess(t *testing.T, c *Client, processID string) (json.RawMessage
 // its new parent to reap it has been killed).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(WaitTimeout); procAlive(pid); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(WaitTimeout); proc.Alive(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("process %d still alive", pid)

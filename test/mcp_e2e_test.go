@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd-dev/agentd/schema/refschema"
 	"github.com/agentd-dev/agentd/test/mockmodel"
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // mcpServerTOML configures the test MCP server as [mcp_servers.NAME],
@@ -345,7 +346,7 @@ func TestMCPNoOrphans(t *testing.T) {
 			c.Initialize("e2e", nil)
 			d.WaitLog(LogMsg("MCP server ready"))
 			pid, child := waitPidFile(t, pidFile), waitPidFile(t, childFile)
-			if !alive(pid) || !alive(child) {
+			if !proc.Alive(pid) || !proc.Alive(child) {
 				t.Fatal("the server is not running")
 			}
 			if how == "SIGTERM" {
@@ -382,30 +383,11 @@ func waitPidFile(t *testing.T, path string) int {
 	return 0
 }
 
-// alive reports whether pid is a live process (not a zombie) per /proc.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || len(s) < i+3 {
-		return false
-	}
-	// A zombie (Z) is dead; while its parent reaps it, it is briefly X.
-	switch s[i+2] {
-	case 'Z', 'X', 'x':
-		return false
-	}
-	return true
-}
-
 // diesWithin reports whether the process is seen dead within d. Once seen
 // dead it is not looked at again: its pid may be reused.
 func diesWithin(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
-	for alive(pid) {
+	for proc.Alive(pid) {
 		if time.Now().After(deadline) {
 			return false
 		}

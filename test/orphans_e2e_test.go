@@ -1,25 +1,13 @@
 package test
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentd-dev/agentd/test/mockmodel"
+	"github.com/agentd-dev/agentd/test/proc"
 )
-
-// procAlive reports whether pid runs (a zombie, killed and waiting for
-// its new parent to reap it, does not count), from /proc.
-func procAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
-}
 
 // Children a command leaves running in the background (in its process
 // group) do not outlive agentd: after stdin EOF the daemon exits and
@@ -37,7 +25,7 @@ sandbox_mode = "danger-full-access"`)})
 
 	res := unmarshal(t, WantResult(t, c.Call("command/exec", map[string]any{"command": []string{"sh", "-c", "sleep 342 >/dev/null 2>&1 & echo $!"}})))
 	execPid, err := strconv.Atoi(strings.TrimSpace(str(res, "stdout")))
-	if err != nil || !procAlive(execPid) {
+	if err != nil || !proc.Alive(execPid) {
 		t.Fatalf("background child of command/exec: %q %v", str(res, "stdout"), err)
 	}
 
@@ -46,7 +34,7 @@ sandbox_mode = "danger-full-access"`)})
 	out, _ := m.Requests()[1].ToolOutput("call_1")
 	_, after, ok := strings.Cut(out, "pid=")
 	toolPid, err := strconv.Atoi(strings.TrimSpace(after))
-	if !ok || err != nil || !procAlive(toolPid) {
+	if !ok || err != nil || !proc.Alive(toolPid) {
 		t.Fatalf("background child of the model's command: %q", out)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/test/mockmodel"
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // stallDeltas is the size of the turn the stalled reader ignores.
@@ -179,7 +180,7 @@ func waitIdleCPU(t *testing.T, pid int) {
 			t.Fatal("the daemon never went idle")
 		}
 		time.Sleep(100 * time.Millisecond)
-		cpu, err := procCPU(pid)
+		cpu, err := proc.CPU(pid)
 		if err != nil {
 			t.Fatal(err)
 		}

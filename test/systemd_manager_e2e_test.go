@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // sdUnits are the shipped system units installed into a real manager.
@@ -306,7 +307,7 @@ func (u *sdUnits) checkStop(t *testing.T) {
 	if s, r, code := m.prop(u.service, "ActiveState"), m.prop(u.service, "Result"), m.prop(u.service, "ExecMainStatus"); s != "inactive" || r != "success" || code != "0" {
 		t.Fatalf("after systemctl stop: state %s, result %s, exit status %s; want inactive, success, 0", s, r, code)
 	}
-	if procAlive(orphan) {
+	if proc.Alive(orphan) {
 		t.Fatalf("process %d the command detached outlived agentd.service", orphan)
 	}
 	m.mustSystemctl("stop", "agentd.socket")
@@ -390,7 +391,7 @@ func detachedPID(t *testing.T, out string) int {
 	deadline := time.Now().Add(WaitTimeout)
 	for {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err == nil && strings.HasPrefix(string(cmdline), "sleep\x00343") && procAlive(pid) {
+		if err == nil && strings.HasPrefix(string(cmdline), "sleep\x00343") && proc.Alive(pid) {
 			return pid
 		}
 		if err != nil || time.Now().After(deadline) {

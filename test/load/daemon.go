@@ -1,9 +1,10 @@
 package main
 
 import (
+	"github.com/agentd-dev/agentd/test/proc"
+
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -297,7 +297,7 @@ func (d *daemon) logHint() string {
 }
 
 // peakRSS is the daemon's peak resident memory so far (VmHWM), in bytes.
-func (d *daemon) peakRSS() (int64, error) { return procStatusBytes(d.pid, "VmHWM") }
+func (d *daemon) peakRSS() (int64, error) { return proc.StatusBytes(d.pid, "VmHWM") }
 
 // settledRSS is the daemon's RSS once it has been idle for a moment: the
 // smaller of two readings a second apart (freed memory is returned to the
@@ -313,11 +313,11 @@ func (d *daemon) settledRSS() (int64, error) {
 type memory struct{ rss, anon int64 }
 
 func (d *daemon) memory() (memory, error) {
-	rss, err := procStatusBytes(d.pid, "VmRSS")
+	rss, err := proc.StatusBytes(d.pid, "VmRSS")
 	if err != nil {
 		return memory{}, err
 	}
-	anon, err := procStatusBytes(d.pid, "RssAnon")
+	anon, err := proc.StatusBytes(d.pid, "RssAnon")
 	return memory{rss: rss, anon: anon}, err
 }
 
@@ -337,27 +337,7 @@ func (d *daemon) minMemory(span, step time.Duration) (memory, error) {
 
 // cpu is the CPU time (user + system) the daemon used so far, from
 // /proc/<pid>/stat, in clock ticks of 10 ms.
-func (d *daemon) cpu() (time.Duration, error) { return procCPU(d.pid) }
-
-// procCPU is the CPU time (user + system) process pid used so far.
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces: the fields start after its ')'.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
+func (d *daemon) cpu() (time.Duration, error) { return proc.CPU(d.pid) }
 
 // selfCPU is the CPU time (user + system) this process used so far.
 func selfCPU() time.Duration {
@@ -384,24 +364,6 @@ func (d *daemon) openFilesLimit() string {
 		}
 	}
 	return "?"
-}
-
-// procStatusBytes reads a "<field>: <n> kB" line of /proc/<pid>/status.
-func procStatusBytes(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("bad %s line %q", field, line)
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // raiseOpenFiles raises this process's RLIMIT_NOFILE so that it can hold

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/agentd-dev/agentd/test/proc"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -311,6 +313,6 @@ func (p *relayProc) cpu() time.Duration {
 	if p.cmd == nil {
 		return 0
 	}
-	d, _ := procCPU(p.cmd.Process.Pid)
+	d, _ := proc.CPU(p.cmd.Process.Pid)
 	return d
 }
