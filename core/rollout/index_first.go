@@ -50,9 +50,13 @@ func (x *index) early() bool {
 }
 
 // namesFirstCacheBytes is the size of the index cache past which the
-// first pages are served from the names all the same: loading it takes
-// about 5 ms a MiB (27 MiB at 100,000 threads), a walk some 20 ms.
-const namesFirstCacheBytes = 8 << 20
+// first pages are served from the names all the same: loading it and
+// listing takes about 6 ms a MiB (BenchmarkList first-after-open: 15 ms
+// for the 2.4 MiB of 10,000 threads, 82 ms for the 27 MiB of 100,000),
+// a walk about 10 ms whatever the count (agentd-load's history scenario:
+// 9–13 ms at 10,000 and at 100,000 threads, the cache loading meanwhile).
+// A variable for the tests.
+var namesFirstCacheBytes int64 = 3 << 19 // 1.5 MiB, about 6,000 threads
 
 // firstWindow returns the bounds, from the time in a file's name, of its
 // creation time: [name+lo, name+hi).

@@ -468,3 +468,30 @@ func TestFirstPageWaitsForASmallCache(t *testing.T) {
 		t.Fatal("served from the names, with a small cache")
 	}
 }
+
+// TestFirstPageFromTheNamesPastALargeCache: with an index cache that
+// takes longer to load than a walk reads a page, the first page is served
+// from the names, and is the index's.
+func TestFirstPageFromTheNamesPastALargeCache(t *testing.T) {
+	home := t.TempDir()
+	generate(t, home, 40)
+	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "building the cache")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(home, indexCacheName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(old int64) { namesFirstCacheBytes = old }(namesFirstCacheBytes)
+	namesFirstCacheBytes = st.Size() - 1 // this cache counts as large
+	s = openHeld(t, home, 0, time.Second)
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "with the cache")
+	if s.idx.ready.Load() {
+		t.Fatal("the index was loaded for the first page, with a large cache")
+	}
+}
