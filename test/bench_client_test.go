@@ -1,8 +1,6 @@
 package test
 
 import (
-	"github.com/agentd-dev/agentd/test/proc"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // This file is the benchmarks' client: leaner than Client, because in a

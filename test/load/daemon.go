@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/agentd-dev/agentd/test/proc"
-
 	"bufio"
 	"context"
 	"fmt"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // target is a server binary under load: agentd, or the reference.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/agentd-dev/agentd/test/proc"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -20,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd-dev/agentd/test/proc"
 )
 
 // The relay is the fan-out's floor on the machine at hand: a process

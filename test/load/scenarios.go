@@ -237,8 +237,8 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 }
 
 // relayFloor runs the same turn through the relay (relay.go) to as many
-// clients, once the daemon is gone, and checks what they read as it
-// checks the daemon's subscribers.
+// clients of its own, while the daemon, its turns done, idles; and checks
+// what they read as it checks the daemon's subscribers.
 func (r *run) relayFloor(ctx context.Context, name string, subs, n, rate int) (floor struct {
 	delay spread
 	cpu   time.Duration
