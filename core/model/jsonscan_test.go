@@ -11,7 +11,9 @@ import (
 // "Type" for "type").
 func oracle(t *testing.T, data string) (eventFields, bool) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(data), &m); err != nil {
+	if err := json.Unmarshal([]byte(data), &m); err != nil || m == nil {
+		// A JSON null decodes into a map without error; it is no event
+		// object, and the scanner may refuse it.
 		return eventFields{}, false
 	}
 	var f eventFields
@@ -131,4 +133,15 @@ func FuzzScanEvent(f *testing.F) {
 			t.Fatalf("scanEvent(%q)\n got %+v\nwant %+v", data, got, want)
 		}
 	})
+}
+
+// An event's data that is JSON but no object (a null, an array, a
+// number, a string) is refused, not read as an event of no fields.
+func TestScanEventRefusesNonObjects(t *testing.T) {
+	for _, data := range []string{"null", " null ", "[]", "1", `"response.output_text.delta"`} {
+		var f eventFields
+		if err := scanEvent(data, &f); err == nil {
+			t.Errorf("scanEvent(%q) = %+v, no error", data, f)
+		}
+	}
 }
