@@ -67,6 +67,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME) ./server/transport/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME) ./server/rpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzOutputElider$$' -fuzztime $(FUZZTIME) ./core/model/
+	$(GO) test -run '^$$' -fuzz '^FuzzScanEvent$$' -fuzztime $(FUZZTIME) ./core/model/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeParams$$' -fuzztime $(FUZZTIME) ./protocol/
 
 lint: fmt tidy vet staticcheck
 
