@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,28 +90,48 @@ func (rl *relay) accept(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	// Kept before the answer: once its client has the answer it may ask
+	// for a turn, which must find it.
+	rl.mu.Lock()
+	rl.conns = append(rl.conns, conn)
+	rl.mu.Unlock()
 	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
 	if brw.Flush() != nil {
-		_ = conn.Close()
+		rl.drop([]net.Conn{conn})
+	}
+}
+
+// drop forgets and closes conns (their writes failed).
+func (rl *relay) drop(conns []net.Conn) {
+	if len(conns) == 0 {
 		return
 	}
 	rl.mu.Lock()
-	rl.conns = append(rl.conns, conn)
+	rl.conns = slices.DeleteFunc(rl.conns, func(c net.Conn) bool { return slices.Contains(conns, c) })
 	rl.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
 }
 
 // turn streams one fan-out response from the mock, and sends its deltas
 // to every connection, between turn/started and turn/completed.
 func (rl *relay) turn(ctx context.Context, n, rate int) error {
 	rl.mu.Lock()
-	conns := rl.conns
+	conns := slices.Clone(rl.conns)
 	rl.turns++
 	turn := "turn_" + strconv.Itoa(rl.turns)
 	rl.mu.Unlock()
+	// A client that stops reading fails its writes at this deadline
+	// instead of holding the turn; one whose writes fail is dropped.
+	deadline := time.Now().Add(time.Duration(n)*time.Second/time.Duration(rate) + relayWriteGrace)
+	for _, c := range conns {
+		_ = c.SetWriteDeadline(deadline)
+	}
 	fan := newFanner(conns)
-	defer fan.close()
+	defer func() { rl.drop(fan.close()) }()
 
 	body, _ := json.Marshal(map[string]any{"model": "relay", "stream": true, "input": []any{map[string]any{
 		"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": prompt("fanout", "n", n, "rate", rate)}}}}})
@@ -152,9 +173,7 @@ func (rl *relay) turn(ctx context.Context, n, rate int) error {
 				"item": map[string]any{"id": item, "type": "agentMessage", "text": ""}}))
 		}
 		text.WriteString(ev.Delta)
-		// The shape the harness's fast path reads: method, then params of
-		// plain strings.
-		fan.send(relayNote("item/agentMessage/delta", map[string]any{"threadId": thread, "turnId": turn, "itemId": item, "delta": ev.Delta}))
+		fan.send(relayNote("item/agentMessage/delta", deltaParams{thread, turn, item, ev.Delta}))
 	}
 	if err := sc.Err(); err != nil {
 		return err
@@ -170,17 +189,24 @@ func (rl *relay) turn(ctx context.Context, n, rate int) error {
 // relayThread is the thread id of the relay's notifications.
 const relayThread = "relay"
 
+// relayWriteGrace is how long after a turn's last delta is due its writes
+// may still block.
+const relayWriteGrace = 30 * time.Second
+
+// deltaParams are an item/agentMessage/delta notification's params.
+type deltaParams struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	ItemID   string `json:"itemId"`
+	Delta    string `json:"delta"`
+}
+
 // relayNote is a notification as one unmasked WebSocket text frame.
-func relayNote(method string, params map[string]any) []byte {
-	// encoding/json writes a map's keys sorted; the delta's must come in
-	// agentd's order for the harness's fast path, which falls back to the
-	// full decoder otherwise: both give the same figure's events.
-	p, _ := json.Marshal(params)
-	if method == "item/agentMessage/delta" {
-		p = fmt.Appendf(nil, `{"threadId":%q,"turnId":%q,"itemId":%q,"delta":%q}`,
-			params["threadId"], params["turnId"], params["itemId"], params["delta"])
-	}
-	payload := fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, p)
+func relayNote(method string, params any) []byte {
+	payload, _ := json.Marshal(struct {
+		Method string `json:"method"`
+		Params any    `json:"params"`
+	}{method, params})
 	frame := []byte{0x81}
 	switch {
 	case len(payload) < 126:
@@ -196,10 +222,14 @@ func relayNote(method string, params map[string]any) []byte {
 }
 
 // fanner writes each frame to every connection: one goroutine per CPU,
-// each with its share of the connections, written in turn.
+// each with its share of the connections, written in turn. A connection
+// whose write fails gets nothing more.
 type fanner struct {
 	shards []chan []byte
 	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	failed []net.Conn
 }
 
 func newFanner(conns []net.Conn) *fanner {
@@ -209,9 +239,19 @@ func newFanner(conns []net.Conn) *fanner {
 		ch := make(chan []byte, 1024)
 		f.shards = append(f.shards, ch)
 		f.wg.Go(func() {
+			var mine []net.Conn
+			for j := i; j < len(conns); j += k {
+				mine = append(mine, conns[j])
+			}
 			for frame := range ch {
-				for j := i; j < len(conns); j += k {
-					_, _ = conns[j].Write(frame)
+				for j := 0; j < len(mine); j++ {
+					if _, err := mine[j].Write(frame); err != nil {
+						f.mu.Lock()
+						f.failed = append(f.failed, mine[j])
+						f.mu.Unlock()
+						mine = slices.Delete(mine, j, j+1)
+						j--
+					}
 				}
 			}
 		})
@@ -225,12 +265,14 @@ func (f *fanner) send(frame []byte) {
 	}
 }
 
-// close waits for every frame to be written.
-func (f *fanner) close() {
+// close waits for every frame to be written, and returns the connections
+// whose writes failed.
+func (f *fanner) close() []net.Conn {
 	for _, ch := range f.shards {
 		close(ch)
 	}
 	f.wg.Wait()
+	return f.failed
 }
 
 // relayProc is a running relay: a child process, or, in a test, a server
@@ -269,7 +311,10 @@ func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relay
 			c.stamping.Store(false)
 		}
 	}()
-	cpu0 := p.cpu()
+	cpu0, err := p.cpu()
+	if err != nil {
+		return res, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/run?n=%d&rate=%d", p.url, n, rate), nil)
 	if err != nil {
 		return res, err
@@ -299,7 +344,11 @@ func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relay
 		case <-tick.C:
 		}
 	}
-	res.cpu = p.cpu() - cpu0
+	cpu1, err := p.cpu()
+	if err != nil {
+		return res, err
+	}
+	res.cpu = cpu1 - cpu0
 	for _, c := range subs {
 		lat, _ := c.takeLatency()
 		res.delays = append(res.delays, lat...)
@@ -309,10 +358,9 @@ func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relay
 
 // cpu is the relay's CPU time so far; 0 when it runs in this process (a
 // test).
-func (p *relayProc) cpu() time.Duration {
+func (p *relayProc) cpu() (time.Duration, error) {
 	if p.cmd == nil {
-		return 0
+		return 0, nil
 	}
-	d, _ := proc.CPU(p.cmd.Process.Pid)
-	return d
+	return proc.CPU(p.cmd.Process.Pid)
 }

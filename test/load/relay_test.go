@@ -60,3 +60,44 @@ func TestRelayFansOutEveryDeltaWhole(t *testing.T) {
 		c.checkMu.Unlock()
 	}
 }
+
+// A client that goes away holds no turn: the relay drops its connection
+// when a write fails, and the others get everything.
+func TestRelayDropsAClientThatLeft(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := mockmodel.Serve(l, t.Errorf, mockmodel.DropRequests(), mockmodel.Respond((&responder{}).respond))
+	t.Cleanup(mock.Close)
+	rl := &relay{model: mock.URL(), http: mock.HTTPClient()}
+	srv := httptest.NewServer(rl)
+	t.Cleanup(srv.Close)
+	p := &relayProc{&child{url: srv.URL}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, _, err := openMany(3, func(i int) (*client, error) {
+		return dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", fmt.Sprintf("r%d", i), clientOpts{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(cs)
+	cs[0].close()
+	<-cs[0].done
+	const n = 200
+	res, err := p.run(ctx, cs[1:], n, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.delays) != 2*n {
+		t.Errorf("%d delays, want %d", len(res.delays), 2*n)
+	}
+	rl.mu.Lock()
+	left := len(rl.conns)
+	rl.mu.Unlock()
+	if left != 2 {
+		t.Errorf("the relay keeps %d connections, want 2", left)
+	}
+}
