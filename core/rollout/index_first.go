@@ -50,12 +50,12 @@ func (x *index) early() bool {
 }
 
 // namesFirstCacheBytes is the size of the index cache past which the
-// first pages are served from the names all the same: loading it and
-// listing takes about 6 ms a MiB (BenchmarkList first-after-open: 15 ms
-// for the 2.4 MiB of 10,000 threads, 82 ms for the 27 MiB of 100,000),
-// a walk about 10 ms whatever the count (agentd-load's history scenario:
-// 9–13 ms at 10,000 and at 100,000 threads, the cache loading meanwhile).
-// A variable for the tests.
+// first pages are served from the names all the same. At a daemon's start
+// (agentd-load's history scenario, the first page after a restart, 2 vCPUs)
+// waiting for the cache took 7 ms at 2,500 threads (a 0.6 MiB cache),
+// 9–16 ms at 5,000 (1.2 MiB) and 17–18 ms at 10,000 (2.4 MiB), about
+// 3.5 ms and 6 ms a MiB; a walk took 10–12 ms whatever the count. A
+// variable for the tests.
 var namesFirstCacheBytes int64 = 3 << 19 // 1.5 MiB, about 6,000 threads
 
 // firstWindow returns the bounds, from the time in a file's name, of its
