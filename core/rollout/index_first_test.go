@@ -446,34 +446,10 @@ func TestFirstPagesDuringTheBuild(t *testing.T) {
 	t.Logf("%d calls served before the index was ready", fromNames)
 }
 
-// TestFirstPageWaitsForASmallCache: with an index cache that loads
-// sooner than a walk reads a page, the first page is the index's.
-func TestFirstPageWaitsForASmallCache(t *testing.T) {
-	home := t.TempDir()
-	generate(t, home, 40)
-	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "building the cache")
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !fileExists(filepath.Join(home, indexCacheName)) {
-		t.Fatal("no cache written")
-	}
-	s = openHeld(t, home, 0, time.Second)
-	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "with the cache")
-	if !s.idx.ready.Load() {
-		t.Fatal("served from the names, with a small cache")
-	}
-}
-
-// TestFirstPageFromTheNamesPastALargeCache: with an index cache that
-// takes longer to load than a walk reads a page, the first page is served
-// from the names, and is the index's.
-func TestFirstPageFromTheNamesPastALargeCache(t *testing.T) {
-	home := t.TempDir()
+// writeCachedHome writes 40 threads into home and the index cache of
+// them (a store opened, listed and closed), and returns the cache's size.
+func writeCachedHome(t *testing.T, home string) int64 {
+	t.Helper()
 	generate(t, home, 40)
 	s, err := Open(home, Options{NoGitInfo: true, NoIndexWarmUp: true})
 	if err != nil {
@@ -485,11 +461,32 @@ func TestFirstPageFromTheNamesPastALargeCache(t *testing.T) {
 	}
 	st, err := os.Stat(filepath.Join(home, indexCacheName))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("no cache written: %v", err)
 	}
+	return st.Size()
+}
+
+// TestFirstPageWaitsForASmallCache: with an index cache that loads
+// sooner than a walk reads a page, the first page is the index's.
+func TestFirstPageWaitsForASmallCache(t *testing.T) {
+	home := t.TempDir()
+	writeCachedHome(t, home)
+	s := openHeld(t, home, 0, time.Second)
+	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "with the cache")
+	if !s.idx.ready.Load() {
+		t.Fatal("served from the names, with a small cache")
+	}
+}
+
+// TestFirstPageFromTheNamesPastALargeCache: with an index cache that
+// takes longer to load than a walk reads a page, the first page is served
+// from the names, and is the index's.
+func TestFirstPageFromTheNamesPastALargeCache(t *testing.T) {
+	home := t.TempDir()
+	size := writeCachedHome(t, home)
 	defer func(old int64) { namesFirstCacheBytes = old }(namesFirstCacheBytes)
-	namesFirstCacheBytes = st.Size() - 1 // this cache counts as large
-	s = openHeld(t, home, 0, time.Second)
+	namesFirstCacheBytes = size - 1 // this cache counts as large
+	s := openHeld(t, home, 0, time.Second)
 	checkListMatches(t, s, home, nil, ListOptions{Limit: 5}, "with the cache")
 	if s.idx.ready.Load() {
 		t.Fatal("the index was loaded for the first page, with a large cache")

@@ -303,14 +303,8 @@ func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relay
 	want := make([]int64, len(subs))
 	for i, c := range subs {
 		want[i] = c.completed.Load() + 1
-		c.takeLatency()
-		c.stamping.Store(true)
 	}
-	defer func() {
-		for _, c := range subs {
-			c.stamping.Store(false)
-		}
-	}()
+	defer stamping(subs)()
 	cpu0, err := p.cpu()
 	if err != nil {
 		return res, err

@@ -15,27 +15,34 @@ import (
 // The relay streams the mock's turn to every connection: each client reads
 // every stamped delta once, in order, between the turn's and the item's
 // start and end, and the item's text is the deltas joined.
-func TestRelayFansOutEveryDeltaWhole(t *testing.T) {
+// testRelay serves a relay of an in-process mock model, and connects subs
+// clients to it.
+func testRelay(t *testing.T, ctx context.Context, subs int) (*relay, *relayProc, []*client) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mock := mockmodel.Serve(l, t.Errorf, mockmodel.DropRequests(), mockmodel.Respond((&responder{}).respond))
 	t.Cleanup(mock.Close)
-	srv := httptest.NewServer(&relay{model: mock.URL(), http: mock.HTTPClient()})
+	rl := &relay{model: mock.URL(), http: mock.HTTPClient()}
+	srv := httptest.NewServer(rl)
 	t.Cleanup(srv.Close)
-	p := &relayProc{&child{url: srv.URL}}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	const subs, n = 5, 40
 	cs, _, err := openMany(subs, func(i int) (*client, error) {
 		return dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", fmt.Sprintf("r%d", i), clientOpts{})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll(cs)
+	t.Cleanup(func() { closeAll(cs) })
+	return rl, &relayProc{&child{url: srv.URL}}, cs
+}
+
+func TestRelayFansOutEveryDeltaWhole(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const subs, n = 5, 40
+	_, p, cs := testRelay(t, ctx, subs)
 	for turn := 1; turn <= 2; turn++ {
 		res, err := p.run(ctx, cs, n, 1000)
 		if err != nil {
@@ -64,26 +71,9 @@ func TestRelayFansOutEveryDeltaWhole(t *testing.T) {
 // A client that goes away holds no turn: the relay drops its connection
 // when a write fails, and the others get everything.
 func TestRelayDropsAClientThatLeft(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mock := mockmodel.Serve(l, t.Errorf, mockmodel.DropRequests(), mockmodel.Respond((&responder{}).respond))
-	t.Cleanup(mock.Close)
-	rl := &relay{model: mock.URL(), http: mock.HTTPClient()}
-	srv := httptest.NewServer(rl)
-	t.Cleanup(srv.Close)
-	p := &relayProc{&child{url: srv.URL}}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, _, err := openMany(3, func(i int) (*client, error) {
-		return dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", fmt.Sprintf("r%d", i), clientOpts{})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeAll(cs)
+	rl, p, cs := testRelay(t, ctx, 3)
 	cs[0].close()
 	<-cs[0].done
 	const n = 200

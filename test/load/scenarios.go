@@ -140,14 +140,8 @@ func fanTurn(ctx context.Context, d *daemon, driver *client, thread string, subs
 	notes := make([]int64, len(subs))
 	for i, c := range subs {
 		notes[i] = c.deltas.Load()
-		c.takeLatency()
-		c.stamping.Store(true)
 	}
-	defer func() {
-		for _, c := range subs {
-			c.stamping.Store(false)
-		}
-	}()
+	defer stamping(subs)()
 	cpu0, err := d.cpu()
 	if err != nil {
 		return fanResult{}, err
@@ -175,6 +169,20 @@ func fanTurn(ctx context.Context, d *daemon, driver *client, thread string, subs
 	}
 	res.delay = percentiles(delays)
 	return res, nil
+}
+
+// stamping makes subs record the delay of each stamped delta from now on,
+// the delays of before forgotten; the function it returns stops it.
+func stamping(subs []*client) (stop func()) {
+	for _, c := range subs {
+		c.takeLatency()
+		c.stamping.Store(true)
+	}
+	return func() {
+		for _, c := range subs {
+			c.stamping.Store(false)
+		}
+	}
 }
 
 // fanout: S subscribers of one thread at R deltas/s, each delta stamped
