@@ -193,6 +193,9 @@ const relayThread = "relay"
 // may still block.
 const relayWriteGrace = 30 * time.Second
 
+// relayBatchMax bounds what the relay writes at once to a connection.
+const relayBatchMax = 64 << 10
+
 // deltaParams are an item/agentMessage/delta notification's params.
 type deltaParams struct {
 	ThreadID string `json:"threadId"`
@@ -222,8 +225,9 @@ func relayNote(method string, params any) []byte {
 }
 
 // fanner writes each frame to every connection: one goroutine per CPU,
-// each with its share of the connections, written in turn. A connection
-// whose write fails gets nothing more.
+// each with its share of the connections, written in turn, the frames
+// that queued while it wrote in one write. A connection whose write fails
+// gets nothing more.
 type fanner struct {
 	shards []chan []byte
 	wg     sync.WaitGroup
@@ -243,9 +247,26 @@ func newFanner(conns []net.Conn) *fanner {
 			for j := i; j < len(conns); j += k {
 				mine = append(mine, conns[j])
 			}
+			var batch []byte
 			for frame := range ch {
+				// The frames that came meanwhile go with it, in one
+				// write to each connection, as agentd batches a
+				// connection's backlog.
+				batch = append(batch[:0], frame...)
+			more:
+				for len(batch) < relayBatchMax {
+					select {
+					case next, ok := <-ch:
+						if !ok {
+							break more
+						}
+						batch = append(batch, next...)
+					default:
+						break more
+					}
+				}
 				for j := 0; j < len(mine); j++ {
-					if _, err := mine[j].Write(frame); err != nil {
+					if _, err := mine[j].Write(batch); err != nil {
 						f.mu.Lock()
 						f.failed = append(f.failed, mine[j])
 						f.mu.Unlock()

@@ -236,7 +236,7 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 			if err != nil {
 				return err
 			}
-			r.add(name, key+"floor-p50", "p50 delay through a relay that does nothing else (the machine's floor)", floor.delay.p50, "ms")
+			r.add(name, key+"floor-p50", "p50 delay through a relay that does nothing else", floor.delay.p50, "ms")
 			r.add(name, key+"floor-p99", "p99 delay through that relay", floor.delay.p99, "ms")
 			r.add(name, key+"floor-cpu", "relay CPU during that turn", floor.cpu.Seconds(), "s")
 		}
