@@ -476,7 +476,12 @@ func TestToolSpecsOffered(t *testing.T) {
 }
 
 // on-failure: a command the sandbox stops asks to run again without it.
-func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
+// touchOutsideSandboxed starts a turn whose command creates a file outside
+// the workspace, under the workspace-write sandbox and approval; it
+// returns the session, its events and the file's path. It skips where the
+// host has no sandbox.
+func touchOutsideSandboxed(t *testing.T, approval policy.ApprovalPolicy) (*Session, *collector, string) {
+	t.Helper()
 	caps := policy.Detect()
 	if !caps.Supports(policy.WorkspaceWrite()) {
 		t.Skipf("no sandbox on this host: %s", caps)
@@ -485,11 +490,16 @@ func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
 	target := filepath.Join(outside, "made")
 	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "touch "+target, nil))}, script{events: textEvents("msg_1", "ok")})
 	s := newTestSession(t, c, func(cfg *Config) {
-		cfg.Cwd, cfg.ApprovalPolicy = work, policy.ApprovalOnFailure
+		cfg.Cwd, cfg.ApprovalPolicy = work, approval
 		cfg.Sandbox = policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
 	})
 	col := collect(t, s, nil)
 	s.Call(ctx10(t), userInput("go"))
+	return s, col, target
+}
+
+func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
+	s, col, target := touchOutsideSandboxed(t, policy.ApprovalOnFailure)
 	evs := col.waitFor(isMsg[ExecApprovalRequest])
 	if r := eventsOf[ExecApprovalRequest](evs)[0]; r.Reason == "" {
 		t.Fatalf("retry request without a reason: %+v", r)
@@ -510,19 +520,7 @@ func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
 // A command the user approved and the sandbox then stopped runs again
 // without the sandbox, without a second prompt: one approval per command.
 func TestApprovedCommandIsRetriedWithoutASecondPrompt(t *testing.T) {
-	caps := policy.Detect()
-	if !caps.Supports(policy.WorkspaceWrite()) {
-		t.Skipf("no sandbox on this host: %s", caps)
-	}
-	work, outside := t.TempDir(), t.TempDir()
-	target := filepath.Join(outside, "made")
-	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "touch "+target, nil))}, script{events: textEvents("msg_1", "ok")})
-	s := newTestSession(t, c, func(cfg *Config) {
-		cfg.Cwd, cfg.ApprovalPolicy = work, policy.ApprovalUntrusted
-		cfg.Sandbox = policy.SandboxPolicy{Mode: policy.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
-	})
-	col := collect(t, s, nil)
-	s.Call(ctx10(t), userInput("go"))
+	s, col, target := touchOutsideSandboxed(t, policy.ApprovalUntrusted)
 	col.waitFor(isMsg[ExecApprovalRequest])
 	s.Call(ctx10(t), OpExecApproval{CallID: "call_1", Decision: Decision{Kind: DecisionAccept}})
 	evs := col.waitFor(turnEnded)
