@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,17 +32,7 @@ func TestCancelLargeRemove(t *testing.T) {
 	id := c.Request("fs/remove", map[string]any{"path": tree})
 	// Cancelled once the removal is under way: the first entry is gone.
 	waitRemoval(t, watcher)
-	c.Notify("$/cancelRequest", map[string]any{"id": id})
-	m := c.Response(id)
-	if m.Error == nil || m.Error.Code != codeRequestCancelled {
-		t.Fatalf("want -32800, got %s", m.Raw)
-	}
-	re := regexp.MustCompile(`^fs/remove of ` + regexp.QuoteMeta(tree) + ` stopped after removing (\d+) entries: request cancelled by the client$`)
-	sub := re.FindStringSubmatch(m.Error.Message)
-	if sub == nil {
-		t.Fatalf("message %q", m.Error.Message)
-	}
-	removed, _ := strconv.Atoi(sub[1])
+	removed := cancelMidway(t, c, id, `^fs/remove of `+regexp.QuoteMeta(tree)+` stopped after removing (\d+) entries: request cancelled by the client$`)
 	left := countEntries(t, tree)
 	if removed == 0 || left == 0 {
 		t.Fatalf("removed %d, %d left: not stopped mid-way", removed, left)
@@ -156,17 +147,7 @@ func TestCancelLargeCopy(t *testing.T) {
 	c.Initialize("canceller", nil)
 	id := c.Request("fs/copy", map[string]any{"sourcePath": src, "destinationPath": dst, "recursive": true})
 	waitCreated(t, watcher, dst)
-	c.Notify("$/cancelRequest", map[string]any{"id": id})
-	m := c.Response(id)
-	if m.Error == nil || m.Error.Code != codeRequestCancelled {
-		t.Fatalf("want -32800, got %s", m.Raw)
-	}
-	re := regexp.MustCompile(`^fs/copy to ` + regexp.QuoteMeta(dst) + ` stopped after copying (\d+) entries: request cancelled by the client$`)
-	sub := re.FindStringSubmatch(m.Error.Message)
-	if sub == nil {
-		t.Fatalf("message %q", m.Error.Message)
-	}
-	copied, _ := strconv.Atoi(sub[1])
+	copied := cancelMidway(t, c, id, `^fs/copy to `+regexp.QuoteMeta(dst)+` stopped after copying (\d+) entries: request cancelled by the client$`)
 	there, total := countEntries(t, dst), countEntries(t, src)
 	t.Logf("cancelled after copying %d of %d entries", copied, total)
 	if there != copied || copied >= total {
@@ -175,6 +156,23 @@ func TestCancelLargeCopy(t *testing.T) {
 }
 
 // waitRemoval waits until the watcher sees an entry removed.
+// cancelMidway cancels request id, wants -32800 with a message matching
+// pattern, and returns the count its first group says was done.
+func cancelMidway(t *testing.T, c *Client, id json.RawMessage, pattern string) int {
+	t.Helper()
+	c.Notify("$/cancelRequest", map[string]any{"id": id})
+	m := c.Response(id)
+	if m.Error == nil || m.Error.Code != codeRequestCancelled {
+		t.Fatalf("want -32800, got %s", m.Raw)
+	}
+	sub := regexp.MustCompile(pattern).FindStringSubmatch(m.Error.Message)
+	if sub == nil {
+		t.Fatalf("message %q", m.Error.Message)
+	}
+	n, _ := strconv.Atoi(sub[1])
+	return n
+}
+
 func waitRemoval(t *testing.T, w *fsnotify.Watcher) {
 	t.Helper()
 	timeout := time.After(WaitTimeout)
