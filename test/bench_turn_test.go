@@ -33,6 +33,28 @@ type turnFigures struct {
 	ops                     int
 }
 
+// timeTurn runs turn with the benchmark's timer on, and records its wall
+// time, the daemon's CPU and the test process's.
+func (f *turnFigures) timeTurn(b *testing.B, d *Daemon, turn func()) {
+	pid := d.Cmd.Process.Pid
+	cpu0, err := proc.CPU(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	self0 := selfCPU()
+	b.StartTimer()
+	start := time.Now()
+	turn()
+	f.wall += time.Since(start)
+	b.StopTimer()
+	f.selfCPU += selfCPU() - self0
+	cpu1, err := proc.CPU(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.turnCPU += cpu1 - cpu0
+}
+
 // measureExit records the daemon's peak memory, stops it and records the
 // CPU time of its whole life.
 func (f *turnFigures) measureExit(b *testing.B, d *Daemon, stdio bool) {
@@ -85,31 +107,16 @@ func BenchmarkTurn20kStdio(b *testing.B) {
 		c := benchStdio(b, d, false)
 		c.initialize()
 		threadID := c.startThread(b.TempDir())
-		pid := d.Cmd.Process.Pid
-		cpu0, err := proc.CPU(pid)
-		if err != nil {
-			b.Fatal(err)
-		}
-
-		self0 := selfCPU()
-		b.StartTimer()
-		start := time.Now()
-		c.request("turn/start", map[string]any{"threadId": threadID, "input": textInput("go")})
-		status, final := c.turnCompleted()
-		f.wall += time.Since(start)
-		b.StopTimer()
-		f.selfCPU += selfCPU() - self0
-
-		cpu1, err := proc.CPU(pid)
-		if err != nil {
-			b.Fatal(err)
-		}
+		var status, final string
+		f.timeTurn(b, d, func() {
+			c.request("turn/start", map[string]any{"threadId": threadID, "input": textInput("go")})
+			status, final = c.turnCompleted()
+		})
 		if status != "completed" || final != text {
 			b.Fatalf("turn %s, final text of %d bytes", status, len(final))
 		}
 		c.checkText(text)
 		f.notifications += c.deltas
-		f.turnCPU += cpu1 - cpu0
 		f.measureExit(b, d, true)
 		f.ops++
 		b.StartTimer()
@@ -143,29 +150,14 @@ func BenchmarkTurn20kWS50(b *testing.B) {
 		for _, c := range clients[1:] {
 			c.call("thread/resume", map[string]any{"threadId": threadID, "excludeTurns": true})
 		}
-		pid := d.Cmd.Process.Pid
-		cpu0, err := proc.CPU(pid)
-		if err != nil {
-			b.Fatal(err)
-		}
-
-		self0 := selfCPU()
-		b.StartTimer()
-		start := time.Now()
-		clients[0].request("turn/start", map[string]any{"threadId": threadID, "input": textInput("go")})
 		finals := make([]string, len(clients))
 		statuses := make([]string, len(clients))
-		for k, c := range clients {
-			statuses[k], finals[k] = c.turnCompleted()
-		}
-		f.wall += time.Since(start)
-		b.StopTimer()
-		f.selfCPU += selfCPU() - self0
-
-		cpu1, err := proc.CPU(pid)
-		if err != nil {
-			b.Fatal(err)
-		}
+		f.timeTurn(b, d, func() {
+			clients[0].request("turn/start", map[string]any{"threadId": threadID, "input": textInput("go")})
+			for k, c := range clients {
+				statuses[k], finals[k] = c.turnCompleted()
+			}
+		})
 		for k, c := range clients {
 			if statuses[k] != "completed" || finals[k] != text {
 				b.Fatalf("%s: turn %s, final text of %d bytes", c.name, statuses[k], len(finals[k]))
@@ -173,7 +165,6 @@ func BenchmarkTurn20kWS50(b *testing.B) {
 			c.checkText(text)
 			f.notifications += c.deltas
 		}
-		f.turnCPU += cpu1 - cpu0
 		f.measureExit(b, d, false)
 		f.ops++
 		b.StartTimer()
