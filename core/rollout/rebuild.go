@@ -44,6 +44,7 @@ func rebuild(ctx context.Context, r io.Reader, size int64, path string, opts Rea
 	b := batches.Get().(*batch)
 	defer batches.Put(b)
 	b.reset()
+	b.reserve(size)
 	if _, err := scanLines(ctx, r, size, readLimits(opts.Limits), func(l []byte, n int, torn bool) error {
 		if b.add(l, n, torn) {
 			rb.foldBatch(b)

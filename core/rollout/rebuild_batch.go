@@ -79,6 +79,20 @@ func (b *batch) reset() {
 	b.recs = b.recs[:0]
 }
 
+// reserve gives the empty batch's buffer the room that the batches of a
+// file of size bytes need, at once (a batch may end a line past
+// batchBytes): grown by appends, it would be copied a dozen times on the
+// way to a few MiB, and the pool loses its buffers at collections, which
+// a large read causes several of.
+func (b *batch) reserve(size int64) {
+	if want := int(min(size, batchBytes)) + batchSlack; cap(b.buf) < want {
+		b.buf = make([]byte, 0, want)
+	}
+}
+
+// batchSlack is the room past batchBytes for the line that fills a batch.
+const batchSlack = 64 << 10
+
 // foldBatch decodes the batch and folds its records in file order.
 func (rb *rebuilder) foldBatch(b *batch) {
 	if len(b.spans) == 0 {
