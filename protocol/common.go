@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	jsonv2 "encoding/json/v2"
 	"path/filepath"
 	"strconv"
@@ -136,6 +137,16 @@ func (l List[T]) MarshalJSON() ([]byte, error) {
 	return jsonMarshal([]T(l))
 }
 
+// MarshalJSONTo writes l into the encoder of the value it is part of, with
+// that encoder's options: a long list (a thread's turns, a turn's items)
+// is not encoded apart and then copied and checked again by its parent.
+func (l List[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if l == nil {
+		return enc.WriteValue(jsontext.Value("[]"))
+	}
+	return jsonv2.MarshalEncode(enc, []T(l))
+}
+
 func (List[T]) neverNull() {}
 
 // Map is a JSON object that is never written as null: a nil Map encodes as {}.
@@ -147,6 +158,14 @@ func (m Map[V]) MarshalJSON() ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	return jsonMarshal(map[string]V(m))
+}
+
+// MarshalJSONTo writes m into its parent's encoder (see List).
+func (m Map[V]) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if m == nil {
+		return enc.WriteValue(jsontext.Value("{}"))
+	}
+	return jsonv2.MarshalEncode(enc, map[string]V(m))
 }
 
 func (Map[V]) neverNull() {}

@@ -225,3 +225,59 @@ func TestNoHTMLEscaping(t *testing.T) {
 		t.Fatalf("escaped: %s", buf.String())
 	}
 }
+
+// listElem has what encoding/json (the server's encoder) writes in its own
+// way: a nil slice as null, an omitted empty field, '<' and '&' as they
+// are, map keys sorted, raw JSON compacted, bytes in base64.
+type listElem struct {
+	Nil   []string           `json:"nil"`
+	Empty []string           `json:"empty,omitempty"`
+	Text  string             `json:"text"`
+	Keys  map[string]int     `json:"keys"`
+	Raw   json.RawMessage    `json:"raw"`
+	Bytes []byte             `json:"bytes"`
+	Inner protocol.List[int] `json:"inner"`
+	Obj   protocol.Map[int]  `json:"obj"`
+}
+
+// A List or Map inside a value is written by the value's encoder as it
+// writes the plain slice or map, with [] or {} for nil.
+func TestListAndMapEncodeAsTheirParent(t *testing.T) {
+	elems := []listElem{{Text: "<a&b>", Keys: map[string]int{"z": 1, "a": 2}, Raw: json.RawMessage(`{"x" : 1}`), Bytes: []byte("hi")}, {Empty: []string{}}}
+	type parent struct {
+		L protocol.List[listElem] `json:"l"`
+		N protocol.List[listElem] `json:"n"`
+		M protocol.Map[listElem]  `json:"m"`
+		Z protocol.Map[listElem]  `json:"z"`
+	}
+	var got bytes.Buffer
+	enc := json.NewEncoder(&got)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(parent{L: elems, M: map[string]listElem{"k": elems[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	enc = json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"l": elems, "n": []int{}, "m": map[string]listElem{"k": elems[0]}, "z": map[string]int{}}); err != nil {
+		t.Fatal(err)
+	}
+	// The plain form's keys are sorted (l, m, n, z); the parent's follow
+	// its fields (l, n, m, z): compare them decoded, and the text of the
+	// list alone.
+	var a, b map[string]json.RawMessage
+	if err := json.Unmarshal(got.Bytes(), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(plain.Bytes(), &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"l", "n", "m", "z"} {
+		if string(a[k]) != string(b[k]) {
+			t.Errorf("%s:\n got %s\nwant %s", k, a[k], b[k])
+		}
+	}
+	if !strings.Contains(got.String(), `"text":"<a&b>"`) || !strings.Contains(got.String(), `"nil":null`) {
+		t.Errorf("not the server encoder's own writing: %s", got.String())
+	}
+}
