@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -318,5 +319,33 @@ func TestStallEndsWhenClientLeaves(t *testing.T) {
 	case <-s.Disconnected(0):
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not notice the client leaving")
+	}
+}
+
+// A client that hangs up before its request body is whole (a request it
+// cancelled while sending) is not a failure, and takes no response: the
+// next request gets the first scripted one.
+func TestRequestCutShortIsNotAFailure(t *testing.T) {
+	rec := &recorder{TB: t}
+	s := mockmodel.New(rec)
+	s.Enqueue(mockmodel.Reply("r1"))
+	host := strings.TrimPrefix(strings.TrimSuffix(s.URL(), "/v1"), "http://")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"input\":", host)
+	c.Close()
+	// The handler has ended once the server answers the next request.
+	resp, body := post(t, s, `{}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"r1"`) {
+		t.Errorf("next request: %d %s", resp.StatusCode, body)
+	}
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("%d requests recorded, want 1", n)
+	}
+	s.Close() // waits for every handler, the cut request's included
+	if got := rec.errors(); len(got) > 0 {
+		t.Errorf("reported %q", got)
 	}
 }

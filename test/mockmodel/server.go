@@ -2,6 +2,7 @@ package mockmodel
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"net"
@@ -230,6 +231,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(r.Body)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// The client hung up before its body was whole: a request it
+		// cancelled while sending (a steered or interrupted turn), or one
+		// Go's transport sent on a connection the server was closing and
+		// sends again on another. It takes no response.
+		return
+	}
 	if err != nil {
 		s.errorf("mockmodel: reading request body: %v", err)
 		return
