@@ -475,7 +475,6 @@ func TestToolSpecsOffered(t *testing.T) {
 	}
 }
 
-// on-failure: a command the sandbox stops asks to run again without it.
 // touchOutsideSandboxed starts a turn whose command creates a file outside
 // the workspace, under the workspace-write sandbox and approval; it
 // returns the session, its events and the file's path. It skips where the
@@ -498,6 +497,7 @@ func touchOutsideSandboxed(t *testing.T, approval policy.ApprovalPolicy) (*Sessi
 	return s, col, target
 }
 
+// on-failure: a command the sandbox stops asks to run again without it.
 func TestExecOnFailureRetriesUnsandboxed(t *testing.T) {
 	s, col, target := touchOutsideSandboxed(t, policy.ApprovalOnFailure)
 	evs := col.waitFor(isMsg[ExecApprovalRequest])

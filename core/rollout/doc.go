@@ -168,8 +168,8 @@
 // kept until the build ends (each checked by its mtime and stat before it
 // is used again), so that a page asked for again is not read again, and
 // the build takes them instead of reading their files. With a cache of up
-// to 1.5 MiB (some 6,000 threads), which loads sooner than a walk reads a
-// page, the pages wait for the index instead. What the walk cannot check,
+// to 1.5 MiB (some 6,000 threads), which loads about as fast as a walk
+// reads a page or faster, the pages wait for the index instead. What the walk cannot check,
 // it trusts: a file whose meta's time is outside the window, in a
 // directory the page did not reach, would be missed or misplaced until the
 // index is built.
