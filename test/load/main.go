@@ -4,7 +4,9 @@
 // below, and prints one table of figures.
 //
 //	connections   N idle connections, each initialized and subscribed
-//	fan-out       S subscribers of one thread at R deltas/s; one stalls
+//	fan-out       S subscribers of one thread at R deltas/s; one stalls;
+//	              then the same turn through a relay that does nothing
+//	              else (relay.go), for the machine's floor
 //	turns         256 turns at once, on one connection and on 256
 //	history       K stored threads: list, read, resume, start
 //	long turn     one turn of D deltas in M items: RSS over time
