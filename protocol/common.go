@@ -140,6 +140,10 @@ func (l List[T]) MarshalJSON() ([]byte, error) {
 // MarshalJSONTo writes l into the encoder of the value it is part of, with
 // that encoder's options: a long list (a thread's turns, a turn's items)
 // is not encoded apart and then copied and checked again by its parent.
+// Those options are encoding/json's (v1) wherever the server encodes; a
+// caller of encoding/json/v2's Marshal would get v2's rules for l's
+// elements too, where MarshalJSON kept v1's: encode protocol values with
+// encoding/json.
 func (l List[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if l == nil {
 		return enc.WriteValue(jsontext.Value("[]"))

@@ -3,10 +3,12 @@ package protocol_test
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/schema/refschema"
@@ -279,5 +281,61 @@ func TestListAndMapEncodeAsTheirParent(t *testing.T) {
 	}
 	if !strings.Contains(got.String(), `"text":"<a&b>"`) || !strings.Contains(got.String(), `"nil":null`) {
 		t.Errorf("not the server encoder's own writing: %s", got.String())
+	}
+}
+
+// depthProbe records how deep in its encoder's output it is written.
+type depthProbe struct{ depth *int }
+
+func (p depthProbe) MarshalJSONTo(enc *jsontext.Encoder) error {
+	*p.depth = enc.StackDepth()
+	return enc.WriteToken(jsontext.Null)
+}
+
+// A List's elements are written by the encoder of the value the list is
+// in (not by an encoder of their own, whose output the parent would copy
+// and check again), with the same result as the plain slice under
+// encoding/json's other entry points too: json.Marshal (which escapes
+// '<', '>' and '&'), and values it writes in its own way.
+func TestListWritesInPlace(t *testing.T) {
+	var depth int
+	type parent struct {
+		L protocol.List[depthProbe] `json:"l"`
+	}
+	if _, err := json.Marshal(parent{L: protocol.List[depthProbe]{{&depth}}}); err != nil {
+		t.Fatal(err)
+	}
+	if depth != 2 { // inside the parent's object and the list's array
+		t.Errorf("the element was written at depth %d of its encoder, want 2 (the parent's)", depth)
+	}
+
+	type elem struct {
+		Text  string         `json:"text"`
+		Bad   string         `json:"bad"`
+		Wait  time.Duration  `json:"wait"`
+		At    time.Time      `json:"at"`
+		Keys  map[string]int `json:"keys"`
+		Count int            `json:"count,string"`
+	}
+	es := []elem{{Text: "<a&b>\u2028", Bad: "\xff", Wait: time.Second, At: time.Date(2026, 12, 2, 1, 2, 3, 4, time.UTC),
+		Keys: map[string]int{"b": 1, "a<": 2, "c": 3}, Count: 7}}
+	type wrap struct {
+		L protocol.List[elem] `json:"l"`
+		M protocol.Map[elem]  `json:"m"`
+	}
+	type plainWrap struct {
+		L []elem          `json:"l"`
+		M map[string]elem `json:"m"`
+	}
+	got, err := json.Marshal(wrap{L: es, M: map[string]elem{"z": es[0], "<y>": es[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(plainWrap{L: es, M: map[string]elem{"z": es[0], "<y>": es[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("json.Marshal:\n got %s\nwant %s", got, want)
 	}
 }

@@ -85,7 +85,11 @@ func (b *batch) reset() {
 // way to a few MiB, and the pool loses its buffers at collections, which
 // a large read causes several of.
 func (b *batch) reserve(size int64) {
-	if want := int(min(size, batchBytes)) + batchSlack; cap(b.buf) < want {
+	want := int(size)
+	if size >= batchBytes {
+		want = batchBytes + batchSlack
+	}
+	if cap(b.buf) < want {
 		b.buf = make([]byte, 0, want)
 	}
 }
