@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -95,9 +93,8 @@ func (rl *relay) accept(w http.ResponseWriter, r *http.Request) {
 	rl.mu.Lock()
 	rl.conns = append(rl.conns, conn)
 	rl.mu.Unlock()
-	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-		"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+		"Sec-WebSocket-Accept: " + wsAcceptKey(key) + "\r\n\r\n")
 	if brw.Flush() != nil {
 		rl.drop([]net.Conn{conn})
 	}
@@ -210,17 +207,7 @@ func relayNote(method string, params any) []byte {
 		Method string `json:"method"`
 		Params any    `json:"params"`
 	}{method, params})
-	frame := []byte{0x81}
-	switch {
-	case len(payload) < 126:
-		frame = append(frame, byte(len(payload)))
-	case len(payload) <= 0xffff:
-		frame = append(frame, 126)
-		frame = binary.BigEndian.AppendUint16(frame, uint16(len(payload)))
-	default:
-		frame = append(frame, 127)
-		frame = binary.BigEndian.AppendUint64(frame, uint64(len(payload)))
-	}
+	frame := appendFrameHeader(make([]byte, 0, 10+len(payload)), 0x1, len(payload), false)
 	return append(frame, payload...)
 }
 
@@ -343,21 +330,8 @@ func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relay
 	if resp.StatusCode != http.StatusOK {
 		return res, fmt.Errorf("the relay: %s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for i := 0; i < len(subs); {
-		if subs[i].completed.Load() >= want[i] {
-			i++
-			continue
-		}
-		if gone, err := subs[i].ended(); gone {
-			return res, fmt.Errorf("the relay's connection to %s ended (%v)", subs[i].name, err)
-		}
-		select {
-		case <-ctx.Done():
-			return res, fmt.Errorf("waiting for the relay's turn/completed: %v", ctx.Err())
-		case <-tick.C:
-		}
+	if err := completedOn(ctx, p, subs, want); err != nil {
+		return res, fmt.Errorf("the relay: %v", err)
 	}
 	cpu1, err := p.cpu()
 	if err != nil {
@@ -369,6 +343,15 @@ func (p *relayProc) run(ctx context.Context, subs []*client, n, rate int) (relay
 		res.delays = append(res.delays, lat...)
 	}
 	return res, nil
+}
+
+// alive fails once the relay's process has exited (never for one in this
+// process).
+func (p *relayProc) alive() error {
+	if p.cmd != nil && !proc.Alive(p.cmd.Process.Pid) {
+		return errors.New("the relay exited")
+	}
+	return nil
 }
 
 // cpu is the relay's CPU time so far; 0 when it runs in this process (a

@@ -105,9 +105,13 @@ func (r *run) startOn(ctx context.Context, home string, opts clientOpts) (*daemo
 	return d, c, nil
 }
 
+// server is a process the harness's clients talk to (the daemon, or the
+// relay): alive fails once it has exited.
+type server interface{ alive() error }
+
 // waitFor polls pred every 5 ms until it holds; it fails when pred
-// fails, ctx ends or the daemon exits. what names the wait in the error.
-func waitFor(ctx context.Context, d *daemon, what string, pred func() (bool, error)) error {
+// fails, ctx ends or the server exits. what names the wait in the error.
+func waitFor(ctx context.Context, d server, what string, pred func() (bool, error)) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -131,14 +135,14 @@ func waitFor(ctx context.Context, d *daemon, what string, pred func() (bool, err
 
 // completedOn waits until each client has counted at least want[i]
 // turn/completed notifications; a client whose connection ended fails it.
-func completedOn(ctx context.Context, d *daemon, cs []*client, want []int64) error {
+func completedOn(ctx context.Context, d server, cs []*client, want []int64) error {
 	return waitFor(ctx, d, "turn/completed on every subscriber", func() (bool, error) {
 		for i, c := range cs {
 			if c.completed.Load() >= want[i] {
 				continue
 			}
 			if gone, err := c.ended(); gone {
-				return false, fmt.Errorf("the daemon closed %s's connection (%v) before its turn/completed: every later event is lost to it", c.name, err)
+				return false, fmt.Errorf("the server closed %s's connection (%v) before its turn/completed: every later event is lost to it", c.name, err)
 			}
 			return false, nil
 		}

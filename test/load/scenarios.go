@@ -232,13 +232,13 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 		r.add(name, key+"cpu", "daemon CPU during that turn", free.daemonCPU.Seconds(), "s")
 		r.add(name, key+"harness-cpu", "harness CPU during that turn (its clients reading)", free.harnessCPU.Seconds(), "s")
 		if !r.t.ref {
-			floor, err := r.relayFloor(ctx, name, fc.subs, n, fc.rate)
+			floor, cpu, err := r.relayFloor(ctx, name, fc.subs, n, fc.rate)
 			if err != nil {
 				return err
 			}
-			r.add(name, key+"floor-p50", "p50 delay through a relay that does nothing else", floor.delay.p50, "ms")
-			r.add(name, key+"floor-p99", "p99 delay through that relay", floor.delay.p99, "ms")
-			r.add(name, key+"floor-cpu", "relay CPU during that turn", floor.cpu.Seconds(), "s")
+			r.add(name, key+"floor-p50", "p50 delay through a relay that does nothing else", floor.p50, "ms")
+			r.add(name, key+"floor-p99", "p99 delay through that relay", floor.p99, "ms")
+			r.add(name, key+"floor-cpu", "relay CPU during that turn", cpu.Seconds(), "s")
 		}
 		return nil
 	})
@@ -248,35 +248,31 @@ func (r *run) fanout(idx int, fc fanoutCase) {
 // clients of its own, after a short one, while the daemon, its turns
 // done, idles; and checks what they read as it checks the daemon's
 // subscribers.
-func (r *run) relayFloor(ctx context.Context, name string, subs, n, rate int) (floor struct {
-	delay spread
-	cpu   time.Duration
-}, err error) {
+func (r *run) relayFloor(ctx context.Context, name string, subs, n, rate int) (spread, time.Duration, error) {
 	p, err := startRelay(r.t.mockURL)
 	if err != nil {
-		return floor, err
+		return spread{}, 0, err
 	}
 	defer p.stop()
 	cs, _, err := openMany(subs, func(i int) (*client, error) {
 		return dial(ctx, "ws://"+strings.TrimPrefix(p.url, "http://")+"/ws", fmt.Sprintf("r%d", i), clientOpts{})
 	})
 	if err != nil {
-		return floor, fmt.Errorf("relay: %v", err)
+		return spread{}, 0, fmt.Errorf("relay: %v", err)
 	}
 	defer closeAll(cs)
 	// A short turn first, as the daemon had its first: the relay's
 	// connection to the mock and its goroutines are warm for the one
 	// measured.
 	if _, err := p.run(ctx, cs, 10, 1000); err != nil {
-		return floor, err
+		return spread{}, 0, err
 	}
 	res, err := p.run(ctx, cs, n, rate)
 	if err != nil {
-		return floor, err
+		return spread{}, 0, err
 	}
 	r.verify(name+" (relay)", relayThread, cs, 2)
-	floor.delay, floor.cpu = percentiles(res.delays), res.cpu
-	return floor, nil
+	return percentiles(res.delays), res.cpu, nil
 }
 
 // turnsOneConn: N threads each start a turn at once, pipelined on one

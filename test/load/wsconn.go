@@ -133,8 +133,7 @@ func wsHandshake(nc net.Conn, u *url.URL) ([]byte, error) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		return nil, fmt.Errorf("websocket handshake: %s", resp.Status)
 	}
-	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != base64.StdEncoding.EncodeToString(sum[:]) {
+	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != wsAcceptKey(key) {
 		return nil, fmt.Errorf("websocket handshake: Sec-WebSocket-Accept %q is not the key's", got)
 	}
 	rest, _ := br.Peek(br.Buffered())
@@ -166,6 +165,32 @@ func dupSocket(nc net.Conn) (int, error) {
 // writeText sends msg as one masked text frame.
 func (w *wsConn) writeText(msg []byte) error { return w.writeFrame(0x1, msg) }
 
+// wsAcceptKey is the Sec-WebSocket-Accept answer to a handshake's key
+// (RFC 6455 4.2.2).
+func wsAcceptKey(key string) string {
+	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// appendFrameHeader appends the header of a final frame of opcode op and
+// n payload bytes; masked sets the mask bit (a client's frames), whose key
+// the caller appends.
+func appendFrameHeader(b []byte, op byte, n int, masked bool) []byte {
+	var m byte
+	if masked {
+		m = 0x80
+	}
+	b = append(b, 0x80|op)
+	switch {
+	case n < 126:
+		return append(b, m|byte(n))
+	case n <= 0xffff:
+		return append(b, m|126, byte(n>>8), byte(n))
+	default:
+		return binary.BigEndian.AppendUint64(append(b, m|127), uint64(n))
+	}
+}
+
 // writeFrame sends one masked frame, waiting for room in the socket.
 func (w *wsConn) writeFrame(op byte, payload []byte) error {
 	w.wmu.Lock()
@@ -176,17 +201,7 @@ func (w *wsConn) writeFrame(op byte, payload []byte) error {
 	if op == 0x8 {
 		w.wclosed = true
 	}
-	b := make([]byte, 0, 14+len(payload))
-	b = append(b, 0x80|op)
-	switch n := len(payload); {
-	case n < 126:
-		b = append(b, 0x80|byte(n))
-	case n <= 0xffff:
-		b = append(b, 0x80|126, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0x80|127)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
-	}
+	b := appendFrameHeader(make([]byte, 0, 14+len(payload)), op, len(payload), true)
 	var mask [4]byte
 	_, _ = rand.Read(mask[:])
 	b = append(b, mask[:]...)
