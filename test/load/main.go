@@ -70,6 +70,7 @@ type sizes struct {
 	historyHome    string
 	longDeltas     int
 	longItems      int
+	longRate       int
 	loaded         int
 	badSubs        int
 	badRate        int
@@ -130,6 +131,7 @@ func runHarness(args []string) int {
 	fs.StringVar(&sz.historyHome, "history-home", "", "history: keep agentd's stored threads under this directory (one home per size) and use them again in later runs, instead of writing them each run (its index cache is removed before the first start)")
 	fs.IntVar(&sz.longDeltas, "long-deltas", 20_000, "long turn: deltas")
 	fs.IntVar(&sz.longItems, "long-items", 200, "long turn: items")
+	fs.IntVar(&sz.longRate, "long-rate", 0, "long turn: deltas a second (the mock waits 1/rate between them, at least its timer's resolution); 0: unpaced, as fast as the daemon reads")
 	fs.IntVar(&sz.loaded, "loaded", 1_000, "loaded: idle loaded threads")
 	fs.IntVar(&sz.badSubs, "bad-subs", 50, "bad network: subscribers besides the slow one")
 	fs.IntVar(&sz.badRate, "bad-rate", 1000, "bad network: deltas per second")

@@ -25,7 +25,8 @@ import (
 //	agentd-load turn n=D cmd=1           D/2 deltas and an exec_command call,
 //	                                     then (after the command) D-D/2 deltas;
 //	                                     with cmd=0, D deltas and no command
-//	agentd-load long items=M n=D         M messages of D/M deltas each, unpaced
+//	agentd-load long items=M n=D rate=R  M messages of D/M deltas each, R a
+//	                                     second (unpaced without rate)
 //
 // The directive is the last user message that starts with directivePrefix,
 // so the same prompts drive agentd and the reference, whatever context
@@ -148,7 +149,11 @@ func (rs *responder) respond(r mockmodel.Request) mockmodel.Response {
 		for i := range items {
 			parts[i] = words(id("msg", i), max(total/items, 1))
 		}
-		return mockmodel.Reply(resp, parts...)
+		r := mockmodel.Reply(resp, parts...)
+		if rate := d.arg("rate", 0); rate > 0 {
+			r = r.Pace(time.Second / time.Duration(rate))
+		}
+		return r
 	}
 	fmt.Fprintf(os.Stderr, "mock: unknown directive %q\n", d.kind)
 	return mockmodel.Status(400, `{"error":{"message":"unknown load directive","type":"invalid_request_error"}}`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
@@ -38,6 +39,29 @@ func TestLoadTurnFindsTheDirectiveAndTheToolPhase(t *testing.T) {
 	for _, bad := range []mockmodel.Request{request(user("hello")), request(user(directivePrefix + "turn n=x"))} {
 		if _, _, err := loadTurn(bad); err == nil {
 			t.Errorf("no error for %v", bad.JSON)
+		}
+	}
+}
+
+// A long turn streams unpaced unless its directive names a rate; the
+// fan-out's rate is its deltas a second.
+func TestLongTurnPacedOnlyWhenAsked(t *testing.T) {
+	rs := &responder{}
+	for _, c := range []struct {
+		prompt string
+		want   time.Duration
+	}{
+		{prompt("long", "items", 2, "n", 10), 0},
+		{prompt("long", "items", 2, "n", 10, "rate", 0), 0},
+		{prompt("long", "items", 2, "n", 10, "rate", 500), 2 * time.Millisecond},
+		{prompt("fanout", "n", 10, "rate", 200), 5 * time.Millisecond},
+	} {
+		resp := rs.respond(request(user(c.prompt)))
+		if got := resp.Paced(); got != c.want {
+			t.Errorf("%s: paced %v, want %v", c.prompt, got, c.want)
+		}
+		if len(resp.Events()) == 0 {
+			t.Errorf("%s: no events", c.prompt)
 		}
 	}
 }

@@ -435,6 +435,9 @@ func (r *run) turnFigures(name, key string, d *daemon, cpu0 time.Duration, start
 func (r *run) longTurn() {
 	items, deltas := r.sz.longItems, r.sz.longDeltas
 	name := fmt.Sprintf("long turn: %s deltas in %s items", thousands(int64(deltas)), thousands(int64(items)))
+	if r.sz.longRate > 0 {
+		name += fmt.Sprintf(", paced at %s a second", thousands(int64(r.sz.longRate)))
+	}
 	r.scenario("long", name, func(ctx context.Context) error {
 		d, c0, err := r.startDaemon(ctx, "long", clientOpts{})
 		if err != nil {
@@ -465,7 +468,7 @@ func (r *run) longTurn() {
 			return err
 		}
 		start := time.Now()
-		if _, err := turn(ctx, c0, thread, prompt("long", "items", items, "n", deltas)); err != nil {
+		if _, err := turn(ctx, c0, thread, prompt("long", "items", items, "n", deltas, "rate", r.sz.longRate)); err != nil {
 			return err
 		}
 		// The middle: half the model's items done (the user's message is

@@ -112,6 +112,9 @@ func (r Response) Pace(d time.Duration) Response {
 	return r
 }
 
+// Paced reports the wait Pace set (0: none).
+func (r Response) Paced() time.Duration { return r.pace }
+
 // DataOnly omits the "event:" lines, as some compatible servers do; the type
 // is then only in the JSON.
 func (r Response) DataOnly() Response {
