@@ -16,32 +16,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentd-dev/agentd/server/rpc/rpctest"
 )
 
 // Message is one message from the server as a test sees it.
-type Message struct {
-	Raw []byte
-	// Fields are the top-level members, raw.
-	Fields map[string]json.RawMessage
-	ID     json.RawMessage
-	Method string
-	Params json.RawMessage
-	Result json.RawMessage
-	Error  *RPCError
-}
-
-// RPCError is a JSON-RPC error object.
-type RPCError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
-// IsNotification reports whether m is a server notification.
-func (m Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
-
-// IsServerRequest reports whether m is a server→client request.
-func (m Message) IsServerRequest() bool { return m.Method != "" && m.ID != nil }
+type Message = rpctest.Msg
 
 // Client is a protocol client over any transport. A background reader
 // keeps every message in arrival order; ReadUntil returns the first that
@@ -73,19 +53,10 @@ func newClient(t testing.TB, name string) *Client {
 }
 
 func (c *Client) push(raw []byte) {
-	m := Message{Raw: raw}
-	if err := json.Unmarshal(raw, &m.Fields); err != nil {
+	m, err := rpctest.Decode(raw)
+	if err != nil {
 		c.t.Errorf("%s: server sent invalid JSON %q: %v", c.name, raw, err)
 		return
-	}
-	m.ID = m.Fields["id"]
-	if v, ok := m.Fields["method"]; ok {
-		_ = json.Unmarshal(v, &m.Method)
-	}
-	m.Params = m.Fields["params"]
-	m.Result = m.Fields["result"]
-	if v, ok := m.Fields["error"]; ok {
-		_ = json.Unmarshal(v, &m.Error)
 	}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)

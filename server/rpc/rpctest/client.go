@@ -25,26 +25,35 @@ const QuietWindow = 200 * time.Millisecond
 
 // Msg is a decoded server message as a test sees it.
 type Msg struct {
-	Raw    []byte
+	Raw []byte
+	// Fields are the top-level members, raw.
 	Fields map[string]json.RawMessage
 	ID     json.RawMessage
 	Method string
 	Params json.RawMessage
 	Result json.RawMessage
-	Error  *struct {
-		Code    int64           `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
+	Error  *Error
 }
 
-// Parse decodes a server message, failing t when it is not JSON.
-func Parse(t testing.TB, raw []byte) Msg {
-	t.Helper()
-	var m Msg
-	m.Raw = raw
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// IsNotification reports whether m is a server notification.
+func (m Msg) IsNotification() bool { return m.Method != "" && m.ID == nil }
+
+// IsServerRequest reports whether m is a server→client request.
+func (m Msg) IsServerRequest() bool { return m.Method != "" && m.ID != nil }
+
+// Decode decodes a server message; it fails only when raw is not a JSON
+// object.
+func Decode(raw []byte) (Msg, error) {
+	m := Msg{Raw: raw}
 	if err := json.Unmarshal(raw, &m.Fields); err != nil {
-		t.Fatalf("server sent invalid JSON %q: %v", raw, err)
+		return m, err
 	}
 	m.ID = m.Fields["id"]
 	if v, ok := m.Fields["method"]; ok {
@@ -54,6 +63,16 @@ func Parse(t testing.TB, raw []byte) Msg {
 	m.Result = m.Fields["result"]
 	if v, ok := m.Fields["error"]; ok {
 		_ = json.Unmarshal(v, &m.Error)
+	}
+	return m, nil
+}
+
+// Parse decodes a server message, failing t when it is not JSON.
+func Parse(t testing.TB, raw []byte) Msg {
+	t.Helper()
+	m, err := Decode(raw)
+	if err != nil {
+		t.Fatalf("server sent invalid JSON %q: %v", raw, err)
 	}
 	return m
 }
