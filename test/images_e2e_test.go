@@ -1,13 +1,17 @@
 package test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
@@ -145,4 +149,68 @@ func TestImageInputErrors(t *testing.T) {
 	if n := len(m.Requests()); n != 0 {
 		t.Fatalf("%d model requests", n)
 	}
+}
+
+// A message whose record would be longer than a rollout line may be
+// ([server] rollout_max_line_bytes) is refused before its turn runs: once
+// recorded, the thread could not be read back. One under the cap runs,
+// its longest line is within the bound the check used, and the thread
+// reads back after a restart.
+func TestImageInputLongerThanARecordLine(t *testing.T) {
+	const maxLine = 1 << 20
+	work, home := t.TempDir(), t.TempDir()
+	image := func(name string, size int) string {
+		p := filepath.Join(work, name)
+		data := append(append([]byte(nil), testPNG...), bytes.Repeat([]byte{0xa7}, size-len(testPNG))...)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	image("over.png", 800<<10) // 1.04 MiB as base64
+	under := image("under.png", 700<<10)
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "Seen.")))
+	opts := Options{Home: home, ConfigTOML: mockConfig(m, ""), Config: []string{fmt.Sprintf("server.rollout_max_line_bytes=%d", maxLine)}}
+	d := Start(t, opts)
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	input := func(name string) []any {
+		return []any{map[string]any{"type": "text", "text": "look at <this> \"one\"\n"}, map[string]any{"type": "localImage", "path": name}}
+	}
+	res := c.Call("turn/start", map[string]any{"threadId": id, "input": input("over.png")})
+	want := "input: this message and its images would take up to 1.1 MiB in the thread's record, which holds at most 1.0 MiB a line ([server] rollout_max_line_bytes); attach fewer or smaller images"
+	if res.Error == nil || res.Error.Code != -32600 || res.Error.Message != want {
+		t.Fatalf("over the cap: %s, want -32600 %q", res.Raw, want)
+	}
+	if n := len(m.Requests()); n != 0 {
+		t.Fatalf("%d model requests for a refused turn", n)
+	}
+	WantResult(t, c.Call("turn/start", map[string]any{"threadId": id, "input": input("under.png")}))
+	c.ReadUntil(isMethod("turn/completed"))
+	read := unmarshal(t, WantResult(t, c.Call("thread/read", map[string]any{"threadId": id})))
+	rolloutPath := str(read, "thread", "path")
+	longest := 0
+	for _, line := range strings.Split(readFile(t, rolloutPath), "\n") {
+		longest = max(longest, len(line))
+	}
+	prepared, err := core.PrepareImages([]core.UserInput{core.TextInput("look at <this> \"one\"\n"), {Kind: core.InputLocalImage, Path: under}}, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := rollout.UserInputLineBound(prepared); longest < 700<<10*4/3 || int64(longest) > bound || bound > maxLine {
+		t.Fatalf("longest line %d bytes, bound %d, cap %d", longest, bound, maxLine)
+	}
+	d.CloseStdin()
+	d.Wait()
+
+	d = Start(t, opts)
+	c = d.Stdio()
+	c.Initialize("e2e", nil)
+	read = unmarshal(t, WantResult(t, c.Call("thread/read", map[string]any{"threadId": id, "includeTurns": true})))
+	if got := str(read, "thread", "turns", 0, "items", 0, "content", 1, "path"); got != under {
+		t.Fatalf("the turn read back after a restart: %v", path(read, "thread", "turns"))
+	}
+	WantResult(t, c.Call("thread/resume", map[string]any{"threadId": id}))
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
 
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/core"
+	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/scope"
@@ -26,8 +29,9 @@ func coreInput(in []protocol.UserInput) []core.UserInput {
 // turnInput maps a turn's input for the core and checks its images,
 // reading local ones (relative to cwd): an image that cannot be sent is
 // the client's error (-32600, naming the input and the file or URL), and
-// no turn starts.
-func turnInput(in []protocol.UserInput, cwd string) ([]core.UserInput, error) {
+// no turn starts. So is an input whose record would be longer than a
+// rollout line may be (maxLine): the thread could not be read back.
+func turnInput(in []protocol.UserInput, cwd string, maxLine int64) ([]core.UserInput, error) {
 	for i, u := range in {
 		if u.Image != nil && u.Image.URL == nil {
 			return nil, protocol.InvalidRequest("input[%d] (image): images by fileId are not supported; send a url (https or a data URL) or a localImage", i)
@@ -37,7 +41,17 @@ func turnInput(in []protocol.UserInput, cwd string) ([]core.UserInput, error) {
 	if err != nil {
 		return nil, protocol.InvalidRequest("%v", err)
 	}
+	if n := rollout.UserInputLineBound(out); n > maxLine {
+		return nil, protocol.InvalidRequest("input: this message and its images would take up to %s in the thread's record, which holds at most %s a line ([server] rollout_max_line_bytes); attach fewer or smaller images",
+			mib(n, math.Ceil), mib(maxLine, math.Floor))
+	}
 	return out, nil
+}
+
+// mib writes a byte count in MiB with one decimal, rounded by round (up
+// for what is too much, down for a limit).
+func mib(n int64, round func(float64) float64) string {
+	return strconv.FormatFloat(round(float64(n)/(1<<20)*10)/10, 'f', 1, 64) + " MiB"
 }
 
 // inProgressTurn is the turn a turn/start result carries.
@@ -65,7 +79,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if ov.Cwd != nil {
 		cwd = *ov.Cwd
 	}
-	input, err := turnInput(p.Input, cwd)
+	input, err := turnInput(p.Input, cwd, sv.live.Get().Server.RolloutMaxLineBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +101,7 @@ func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if err != nil {
 		return nil, err
 	}
-	input, err := turnInput(p.Input, t.sess.TurnContext().Cwd)
+	input, err := turnInput(p.Input, t.sess.TurnContext().Cwd, sv.live.Get().Server.RolloutMaxLineBytes)
 	if err != nil {
 		return nil, err
 	}
