@@ -90,6 +90,11 @@ func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*th
 	if _, err := checkID(id); err != nil {
 		return nil, nil, threadSettings{}, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
 	}
+	// A thread being unloaded under this id (gone idle as its client came
+	// back) finishes first: its rollout closed, its end announced.
+	if err := sv.threads.waitUnloaded(ctx, id); err != nil {
+		return nil, nil, threadSettings{}, err
+	}
 	rt, err := sv.store.Read(ctx, id, rollout.ReadOptions{})
 	if err != nil {
 		return nil, nil, threadSettings{}, storeErr(id, err)

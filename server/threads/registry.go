@@ -15,13 +15,16 @@ type registry struct {
 	// loaded twice.
 	loadMu sync.Mutex
 
-	// mu guards threads.
+	// mu guards the fields that follow.
 	mu      sync.Mutex
 	threads map[string]*thread
+	// unloading has, per thread id being unloaded, a channel closed once
+	// that thread is gone: its rollout closed, its end announced.
+	unloading map[string]chan struct{}
 }
 
 func newRegistry(sv *service) *registry {
-	return &registry{sv: sv, threads: map[string]*thread{}}
+	return &registry{sv: sv, threads: map[string]*thread{}, unloading: map[string]chan struct{}{}}
 }
 
 func (r *registry) get(id string) *thread {
@@ -43,6 +46,45 @@ func (r *registry) remove(t *thread) {
 		delete(r.threads, t.id)
 	}
 	r.mu.Unlock()
+}
+
+// unload forgets t as remove does, and records it as being unloaded
+// until gone is called: a load of the same id waits for it
+// (waitUnloaded), rather than find its rollout still open, or announce a
+// thread that its end is then announced for.
+func (r *registry) unload(t *thread) (gone func()) {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	if r.threads[t.id] == t {
+		delete(r.threads, t.id)
+	}
+	r.unloading[t.id] = ch
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.unloading[t.id] == ch {
+			delete(r.unloading, t.id)
+		}
+		r.mu.Unlock()
+		close(ch)
+	}
+}
+
+// waitUnloaded waits until no thread of id is being unloaded, or ctx
+// ends.
+func (r *registry) waitUnloaded(ctx context.Context, id string) error {
+	r.mu.Lock()
+	ch := r.unloading[id]
+	r.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // ids returns the loaded thread ids, sorted.

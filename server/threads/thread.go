@@ -510,7 +510,11 @@ func (t *thread) unloadIfIdle() {
 		return
 	}
 	t.mu.Unlock()
-	t.sv.threads.remove(t)
+	gone := t.sv.threads.unload(t)
+	defer gone()
+	if h := t.sv.unloadingHook; h != nil {
+		h(t.id)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), unloadTimeout)
 	defer cancel()
 	t.shutdown(ctx)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -379,5 +380,56 @@ func TestModelClientFollowsTheProviderSettings(t *testing.T) {
 	}
 	if c4, _, _ := f.sv.client(p); c4 != c3 {
 		t.Fatal("the new settings got a second client")
+	}
+}
+
+// A client that comes back to a thread while it is being unloaded (out of
+// the registry, its rollout still open) waits for the unload to end, is
+// told of it, and then gets the thread loaded again: not the rollout's
+// "open recorder" error, and no thread/closed after its answer.
+func TestResumeWhileUnloadingWaitsForIt(t *testing.T) {
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = 50 * time.Millisecond })
+	reached, release := make(chan string, 1), make(chan struct{})
+	f.sv.unloadingHook = func(id string) {
+		reached <- id
+		<-release
+	}
+	c := f.client()
+	id := f.startThread(c, nil)
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+	c.ReadUntil(method("turn/completed"))
+	c.Call("thread/unsubscribe", map[string]any{"threadId": id})
+	select {
+	case got := <-reached:
+		if got != id {
+			t.Fatalf("unloading %s, want %s", got, id)
+		}
+	case <-time.After(rpctest.WaitTimeout):
+		t.Fatal("the idle thread was not unloaded")
+	}
+	back := f.client()
+	rid := back.Request("thread/resume", map[string]any{"threadId": id})
+	back.AssertNoMessage() // the resume waits for the unload
+	close(release)
+	closed := false
+	for {
+		m := back.Next()
+		if m.Method == "thread/closed" {
+			closed = true
+		}
+		if m.Method == "" && string(m.ID) == string(rid) {
+			if m.Error != nil || !closed {
+				t.Fatalf("resume: %s (thread/closed before it: %v)", m.Raw, closed)
+			}
+			break
+		}
+	}
+	if m := back.Call("turn/start", map[string]any{"threadId": id, "input": textInput("again")}); m.Error != nil {
+		t.Fatalf("turn on the thread loaded again: %s", m.Raw)
+	}
+	for m := back.Next(); m.Method != "turn/completed"; m = back.Next() {
+		if m.Method == "thread/closed" || m.Method == "thread/status/changed" && strings.Contains(string(m.Params), "notLoaded") {
+			t.Fatalf("after the thread was loaded again: %s", m.Raw)
+		}
 	}
 }
