@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -555,4 +556,68 @@ func jsonArgs(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// Two commands of one model response that both need approval are asked
+// about at once, and each answer settles its own command whatever the
+// order of the answers: the second accepted first runs, the first
+// declined does not, each request is resolved, and the model gets both
+// outputs in the order it made the calls (openai/codex#10844).
+func TestTwoApprovalsWaitingAtOnce(t *testing.T) {
+	work := t.TempDir()
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.ExecCommand("c1", "touch first"), mockmodel.ExecCommand("c2", "touch second"), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, `approval_policy = "untrusted"
+sandbox_mode = "danger-full-access"`)})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	c.Request("turn/start", map[string]any{"threadId": id, "input": textInput("go")})
+	asked := map[string]Message{}
+	for len(asked) < 2 {
+		msg := c.ReadUntil(func(m Message) bool { return m.IsServerRequest() })
+		asked[str(unmarshal(t, msg.Params), "itemId")] = msg
+	}
+	if _, ok := asked["c1"]; !ok {
+		t.Fatalf("asked about %v", asked)
+	}
+	c.Send(map[string]any{"id": asked["c2"].ID, "result": map[string]any{"decision": "accept"}})
+	c.Send(map[string]any{"id": asked["c1"].ID, "result": map[string]any{"decision": "decline"}})
+	msgs := collectUntil(c, isMethod("turn/completed"))
+	resolved := map[string]bool{}
+	for _, msg := range msgs {
+		if msg.Method == "serverRequest/resolved" {
+			resolved[fmt.Sprint(unmarshal(t, msg.Params)["requestId"])] = true
+		}
+	}
+	for call, req := range asked {
+		var rid any
+		if err := json.Unmarshal(req.ID, &rid); err != nil || !resolved[fmt.Sprint(rid)] {
+			t.Fatalf("the request about %s (id %s) was not resolved: %v", call, req.ID, resolved)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "second")); err != nil {
+		t.Fatalf("the accepted command did not run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "first")); err == nil {
+		t.Fatal("the declined command ran")
+	}
+	next := m.Requests()[1]
+	first, ok1 := next.ToolOutput("c1")
+	second, ok2 := next.ToolOutput("c2")
+	if !ok1 || !ok2 || !strings.Contains(first, "declined") || !strings.Contains(second, "Process exited with code 0\n") {
+		t.Fatalf("outputs to the model: c1 %q (%v), c2 %q (%v)", first, ok1, second, ok2)
+	}
+	order := []string{}
+	for _, it := range next.Input() {
+		if it["type"] == "function_call_output" {
+			order = append(order, it["call_id"].(string))
+		}
+	}
+	if !slices.Equal(order, []string{"c1", "c2"}) {
+		t.Fatalf("outputs in the order %v", order)
+	}
 }
