@@ -621,3 +621,33 @@ sandbox_mode = "danger-full-access"`)})
 		t.Fatalf("outputs in the order %v", order)
 	}
 }
+
+// turn/interrupt sent twice at once for one turn gets two answers: the
+// first stops the turn, the second finds it ending (openai/codex#36926:
+// the reference left the second unanswered). The turn ends interrupted,
+// once.
+func TestRepeatedInterruptAnswered(t *testing.T) {
+	m := mockmodel.New(t, mockmodel.AllowUnused())
+	g := mockmodel.NewGate()
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "never finished"), mockmodel.Completed("resp_1", usage())).GateAfter(1, g))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	turnID := str(unmarshal(t, WantResult(t, c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("go")}))), "turn", "id")
+	<-g.Reached()
+	params := map[string]any{"threadId": id, "turnId": turnID}
+	first, second := c.Request("turn/interrupt", params), c.Request("turn/interrupt", params)
+	WantResult(t, c.Response(first))
+	// The reference's answer when it does answer: the turn is ending.
+	WantError(t, c.Response(second), codeInvalidRequest, "no active turn to interrupt")
+	msgs := collectUntil(c, isMethod("turn/completed"))
+	if done := msgs[len(msgs)-1]; str(unmarshal(t, done.Params), "turn", "status") != "interrupted" {
+		t.Fatalf("turn ended %s", done.Raw)
+	}
+	g.Open()
+	c.Request("thread/loaded/list", map[string]any{})
+	if next := c.ReadUntil(func(m Message) bool { return m.Method != "thread/tokenUsage/updated" }); next.Method == "turn/completed" {
+		t.Fatalf("a second turn/completed: %s", next.Raw)
+	}
+}
