@@ -2,8 +2,10 @@ package rollout
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -518,5 +520,40 @@ func TestReadReferenceReviewItems(t *testing.T) {
 		exited.ID != "x-1" || exited.Output == nil || len(exited.Output.Findings) != 1 ||
 		exited.Review != "One bug.\n\nReview comment:\n\n- [P1] Bad thing — /r/a.txt:2-3\n  It breaks." {
 		t.Fatalf("review items %+v", th.Turns[0].Items)
+	}
+}
+
+// The reference numbers its records (ordinal); a thread whose numbers are
+// missing, repeated, out of order or huge (openai/codex#45150, #35746:
+// files that the reference itself then misread) reads as the same thread:
+// agentd goes by the order of the lines.
+func TestReferenceOrdinalsDoNotMatter(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(refPaginatedThread, "\n"), "\n")
+	renumber := map[int]string{3: "", 10: `,"ordinal":9`, 15: `,"ordinal":2`, 20: `,"ordinal":18446744073709551615`, 21: `,"ordinal":-4`}
+	for i, repl := range renumber {
+		want := fmt.Sprintf(`,"ordinal":%d`, i)
+		if !strings.Contains(lines[i], want) {
+			t.Fatalf("line %d has no %s", i, want)
+		}
+		lines[i] = strings.Replace(lines[i], want, repl, 1)
+	}
+	created := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	read := func(content string) *Thread {
+		t.Helper()
+		var w warnings
+		s, home := openStore(t, Options{OnWarning: w.add})
+		putRefThread(t, home, refPaginatedID, created, content)
+		th, err := s.Read(testCtx(t), refPaginatedID, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.list()) != 0 || len(th.Warnings) != 0 {
+			t.Fatalf("warnings %v %v", w.list(), th.Warnings)
+		}
+		return th
+	}
+	want, got := read(refPaginatedThread), read(strings.Join(lines, "\n")+"\n")
+	if len(want.Turns) != 3 || !reflect.DeepEqual(got.Turns, want.Turns) || !reflect.DeepEqual(got.History, want.History) {
+		t.Fatalf("renumbered: %d turns, %d history items; as written: %d, %d", len(got.Turns), len(got.History), len(want.Turns), len(want.History))
 	}
 }
