@@ -599,3 +599,33 @@ func TestMCPResourcesAndClientCalls(t *testing.T) {
 		t.Errorf("unknown server: %s", bad.Raw)
 	}
 }
+
+// An optional server that is slow to start holds no thread back
+// (openai/codex#29376): thread/start answers while the server has not
+// even begun to speak, and the server becomes ready afterwards.
+func TestMCPSlowOptionalServerHoldsNoThread(t *testing.T) {
+	m := mockmodel.New(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	script := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.02; done; exec %s", gate, MCPServer())
+	cfg := mockConfig(m, "") + fmt.Sprintf("\n[mcp_servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", %q]\n", script)
+	d := Start(t, Options{ConfigTOML: cfg})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	// The server waits for the gate, which opens only once the thread
+	// has started: a thread/start that waited for it would never answer.
+	startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		n := c.ReadUntil(isMethod("mcpServer/startupStatus/updated"))
+		p := unmarshal(t, n.Params)
+		if str(p, "name") != "slow" || str(p, "status") == "starting" {
+			continue
+		}
+		if str(p, "status") != "ready" {
+			t.Fatalf("the slow server: %s", n.Raw)
+		}
+		break
+	}
+}
