@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
 // Under a flood, every request gets exactly one answer: past the in-flight
@@ -170,5 +172,57 @@ func TestSlowWebSocketReader(t *testing.T) {
 	fast.ReadUntil(func(m Message) bool { return m.Method == "x/after" })
 	if m := fast.Call("test/sleep", map[string]any{"ms": 0}); m.Error != nil {
 		t.Fatalf("fast client: %s", m.Raw)
+	}
+}
+
+// A client dropped for not reading while a turn runs comes back on a new
+// connection and is not left stale (openai/codex#18860): thread/resume
+// shows the turn still running and subscribes it again, and it gets the
+// rest of the turn, its message whole, and the turn's end.
+func TestSlowClientDroppedMidTurnRejoins(t *testing.T) {
+	g := mockmodel.NewGate()
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.TextN("msg_1", "the whole answer, word by word", 6), mockmodel.Completed("resp_1", usage())).GateAfter(2, g))
+	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, ConfigTOML: mockConfig(m, ""), TestHooks: true,
+		Config: []string{"server.outbound_queue_size=64"}})
+	slow := d.DialWS(WSOptions{ReceiveBuffer: 16 << 10})
+	slow.Initialize("slow", nil)
+	id := startThread(t, slow, map[string]any{"cwd": t.TempDir()})
+	WantResult(t, slow.Call("turn/start", map[string]any{"threadId": id, "input": textInput("go")}))
+	<-g.Reached()
+	// The client stops reading while 125 MiB of authoritative messages
+	// come for it: its queue overflows and it is dropped.
+	slow.Pause()
+	slow.Request("test/emit", map[string]any{
+		"method": "item/completed",
+		"params": map[string]string{"pad": strings.Repeat("c", 64<<10)},
+		"count":  2000,
+	})
+	d.WaitLog(func(l LogLine) bool {
+		return l.Msg == "connection closed" && strings.Contains(l.Str("error"), "not reading fast enough")
+	})
+
+	back := d.DialWS(WSOptions{})
+	back.Initialize("slow", nil)
+	res := unmarshal(t, WantResult(t, back.Call("thread/resume", map[string]any{"threadId": id})))
+	turns, _ := path(res, "thread", "turns").([]any)
+	if n := len(turns); str(res, "thread", "status", "type") != "active" || n == 0 || str(turns[n-1], "status") != "inProgress" {
+		t.Fatalf("resumed mid-turn: %v", path(res, "thread"))
+	}
+	g.Open()
+	msgs := collectUntil(back, isMethod("turn/completed"))
+	var deltas, whole string
+	for _, msg := range msgs {
+		p := unmarshal(t, msg.Params)
+		switch {
+		case msg.Method == "item/agentMessage/delta":
+			deltas += str(p, "delta")
+		case msg.Method == "item/completed" && str(p, "item", "id") == "msg_1":
+			whole = str(p, "item", "text")
+		}
+	}
+	if done := msgs[len(msgs)-1]; whole != "the whole answer, word by word" || deltas == "" || !strings.HasSuffix(whole, deltas) ||
+		str(unmarshal(t, done.Params), "turn", "status") != "completed" {
+		t.Fatalf("after rejoining: deltas %q, message %q, %s", deltas, whole, done.Raw)
 	}
 }
