@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -170,4 +171,35 @@ func waitFileContains(t *testing.T, p, s string) {
 		}
 	}
 	t.Fatalf("%s never contained %s", p, s)
+}
+
+// A thread whose transcript nears the size past which it cannot be read
+// back ([server] rollout_max_file_bytes) tells its clients, and tells them
+// again once it is past it: the thread could not be resumed after that.
+func TestTranscriptSizeWarnings(t *testing.T) {
+	m := mockmodel.New(t)
+	for i := range 6 {
+		m.Enqueue(mockmodel.Reply(fmt.Sprintf("resp_%d", i), mockmodel.Text(fmt.Sprintf("msg_%d", i), strings.Repeat("answer ", 1000)), mockmodel.Completed(fmt.Sprintf("resp_%d", i), usage())))
+	}
+	d := Start(t, Options{ConfigTOML: mockConfig(m, ""), Config: []string{"server.rollout_max_file_bytes=32768"}})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	var warnings []string
+	for range 6 {
+		for _, msg := range runTurn(t, c, id, "go on") {
+			if msg.Method == "warning" {
+				p := unmarshal(t, msg.Params)
+				if str(p, "threadId") != id {
+					t.Fatalf("warning for another thread: %s", msg.Raw)
+				}
+				warnings = append(warnings, str(p, "message"))
+			}
+		}
+	}
+	near := regexp.MustCompile(`^This thread's transcript is (1[6-9]|2[0-9]|3[0-2])(\.[0-9])? KiB\. One over 32 KiB \(\[server\] rollout_max_file_bytes\) cannot be read back: past it, the thread could not be resumed once it is unloaded or agentd restarts\. Consider going on in a new thread\.$`)
+	past := "This thread's transcript is over 32 KiB ([server] rollout_max_file_bytes) and cannot be read back: the thread cannot be resumed once it is unloaded or agentd restarts. Go on in a new thread."
+	if len(warnings) != 2 || !near.MatchString(warnings[0]) || warnings[1] != past {
+		t.Fatalf("warnings %q", warnings)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -328,26 +329,66 @@ func TestOutputCappedInRolloutOnly(t *testing.T) {
 	}
 }
 
+// A thread's rollout warns once as it nears the readers' cap and once as
+// it passes it (a file over the cap cannot be read back), in the log and
+// to OnSizeWarning with the thread's id; a reopened file counts what it
+// already holds.
 func TestSizeWarningOnce(t *testing.T) {
 	var w warnings
-	s, _ := openStore(t, Options{OnWarning: w.add, SizeWarning: 4096})
+	type call struct {
+		id   string
+		over bool
+	}
+	var mu sync.Mutex
+	var calls []call
+	opts := Options{OnWarning: w.add, SizeWarning: 4096, Limits: Limits{MaxFileBytes: 32 << 10},
+		OnSizeWarning: func(id string, size, limit int64, over bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if limit != 32<<10 || size <= 4096 || over != (size > limit) {
+				t.Errorf("OnSizeWarning(%s, %d, %d, %v)", id, size, limit, over)
+			}
+			calls = append(calls, call{id, over})
+		}}
+	s, _ := openStore(t, opts)
 	ctx := testCtx(t)
 	r, _ := s.Create(testMeta("t-big", baseTime))
-	for i := range 20 {
-		recordTurn(t, r, turnScript{id: "t" + string(rune('a'+i)), prompt: strings.Repeat("p", 500), end: "completed"})
-		if err := r.Sync(ctx); err != nil {
-			t.Fatal(err)
+	turns := func(r *Recorder, n int) {
+		for i := range n {
+			recordTurn(t, r, turnScript{id: "t" + string(rune('a'+i)), prompt: strings.Repeat("p", 500), end: "completed"})
+			if err := r.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	turns(r, 8)
 	r.Close(ctx)
-	n := 0
-	for _, m := range w.list() {
-		if strings.Contains(m, "compacting") {
-			n++
+	count := func(sub string) int {
+		n := 0
+		for _, m := range w.list() {
+			if strings.Contains(m, sub) {
+				n++
+			}
 		}
+		return n
 	}
-	if n != 1 {
-		t.Fatalf("%d size warnings: %v", n, w.list())
+	if count("has grown past 4096 bytes; a file over 32768 bytes cannot be read back") != 1 || count("cannot be resumed once unloaded") != 0 {
+		t.Fatalf("warnings: %v", w.list())
+	}
+	// Reopened, it goes past the cap: that is told once more.
+	r, err := s.Reopen("t-big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns(r, 40)
+	r.Close(ctx)
+	if count("cannot be resumed once unloaded") != 1 {
+		t.Fatalf("warnings: %v", w.list())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 2 || calls[0] != (call{"t-big", false}) || calls[1] != (call{"t-big", true}) {
+		t.Fatalf("OnSizeWarning calls %v", calls)
 	}
 }
 

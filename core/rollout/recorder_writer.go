@@ -33,6 +33,10 @@ type recorderConfig struct {
 	onFailed    func(threadID string, err error, first bool)
 	onRecovered func(threadID string)
 	fault       func() error
+	// maxFile is the readers' cap on a file (Limits); onSize is
+	// Options.OnSizeWarning.
+	maxFile int64
+	onSize  func(threadID string, size, limit int64, over bool)
 }
 
 // appendFile is the part of *os.File the writer uses.
@@ -85,6 +89,7 @@ type writer struct {
 	failing    bool
 	size       int64
 	sizeWarned bool
+	overWarned bool
 }
 
 func newRecorder(threadID, path string, cfg *recorderConfig, first []byte, existing bool, size int64) *Recorder {
@@ -308,12 +313,32 @@ func (w *writer) write() error {
 	if w.cfg.onWrite != nil {
 		w.cfg.onWrite(w.r.path)
 	}
-	if w.cfg.sizeWarning > 0 && w.size > w.cfg.sizeWarning && !w.sizeWarned {
-		w.sizeWarned = true
-		w.warn(fmt.Sprintf("rollout %s is larger than %d MiB; compacting the thread would keep it resumable quickly",
-			w.r.path, w.cfg.sizeWarning>>20))
-	}
+	w.checkSize()
 	return nil
+}
+
+// checkSize warns, once each, when the file grows past the warning size
+// and past the readers' cap: a file over the cap cannot be read back, so
+// its thread could not be resumed once it is unloaded.
+func (w *writer) checkSize() {
+	if w.cfg.maxFile > 0 && w.size > w.cfg.maxFile {
+		if !w.overWarned {
+			w.overWarned, w.sizeWarned = true, true
+			w.warn(fmt.Sprintf("rollout %s is over %s: it cannot be read back, and its thread cannot be resumed once unloaded", w.r.path, ByteSize(w.cfg.maxFile)))
+			if w.cfg.onSize != nil {
+				w.cfg.onSize(w.r.threadID, w.size, w.cfg.maxFile, true)
+			}
+		}
+		return
+	}
+	if !w.sizeWarned && w.cfg.sizeWarning > 0 && w.size > w.cfg.sizeWarning {
+		w.sizeWarned = true
+		w.warn(fmt.Sprintf("rollout %s has grown past %s; a file over %s cannot be read back, and its thread could not be resumed",
+			w.r.path, ByteSize(w.cfg.sizeWarning), ByteSize(w.cfg.maxFile)))
+		if w.cfg.onSize != nil {
+			w.cfg.onSize(w.r.threadID, w.size, w.cfg.maxFile, false)
+		}
+	}
 }
 
 // sync writes and fsyncs. The directory is fsynced once after the file is

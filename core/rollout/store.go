@@ -36,9 +36,14 @@ type Options struct {
 	// rollout (default DefaultMaxItemOutput; negative: no cap).
 	MaxItemOutput int
 	// SizeWarning is the file size past which a thread's recorder warns
-	// once that the thread should be compacted (default 256 MiB;
-	// negative: never).
+	// once that the file nears what readers take (Limits.MaxFileBytes):
+	// default 256 MiB or half the cap, whichever is less; negative: never.
 	SizeWarning int64
+	// OnSizeWarning is told, once each, when a thread's rollout grows
+	// past SizeWarning (over false) and past Limits.MaxFileBytes (over
+	// true: the file can no longer be read back). It is called on the
+	// recorder's writer goroutine and must not block.
+	OnSizeWarning func(threadID string, size, limit int64, over bool)
 	// QueueSize is each recorder's command queue (default
 	// DefaultQueueSize).
 	QueueSize int
@@ -104,7 +109,7 @@ func Open(home string, opts Options) (*Store, error) {
 		opts.MaxItemOutput = DefaultMaxItemOutput
 	}
 	if opts.SizeWarning == 0 {
-		opts.SizeWarning = 256 << 20
+		opts.SizeWarning = min(256<<20, opts.Limits.maxFile()/2)
 	}
 	if opts.IndexRevalidate == 0 {
 		opts.IndexRevalidate = 2 * time.Second
@@ -122,6 +127,8 @@ func Open(home string, opts Options) (*Store, error) {
 		onFailed:      opts.OnWriteFailed,
 		onRecovered:   opts.OnWriteRecovered,
 		fault:         opts.WriteFault,
+		maxFile:       opts.Limits.maxFile(),
+		onSize:        opts.OnSizeWarning,
 	}
 	if !opts.NoIndexWarmUp {
 		s.idx.warmUp()
@@ -269,7 +276,7 @@ func metaLine(meta SessionMeta) ([]byte, error) {
 	}
 	line := appendLine(nil, meta.CreatedAt, LineSessionMeta, "", payload)
 	if n := int64(len(line)) - 1; n > MetaLineBytes { // its newline excluded, as a reader counts
-		return nil, fmt.Errorf("%w: would be %s, more than the limit of %s", ErrMetaTooLarge, byteSize(n), byteSize(MetaLineBytes))
+		return nil, fmt.Errorf("%w: would be %s, more than the limit of %s", ErrMetaTooLarge, ByteSize(n), ByteSize(MetaLineBytes))
 	}
 	return line, nil
 }

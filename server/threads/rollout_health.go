@@ -2,6 +2,8 @@ package threads
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentd-dev/agentd/projection"
@@ -34,8 +36,10 @@ type storageNotice struct {
 
 // Texts of the warnings. The first is the reference's, naming agentd.
 const (
-	transcriptFailingFormat = "Failed to save the conversation transcript; agentd will continue retrying. Error: %v"
-	transcriptRecovered     = "Saving the conversation transcript works again; what was held back has been written."
+	transcriptFailingFormat  = "Failed to save the conversation transcript; agentd will continue retrying. Error: %v"
+	transcriptRecovered      = "Saving the conversation transcript works again; what was held back has been written."
+	transcriptLargeFormat    = "This thread's transcript is %s. One over %s ([server] rollout_max_file_bytes) cannot be read back: past it, the thread could not be resumed once it is unloaded or agentd restarts. Consider going on in a new thread."
+	transcriptTooLargeFormat = "This thread's transcript is over %s ([server] rollout_max_file_bytes) and cannot be read back: the thread cannot be resumed once it is unloaded or agentd restarts. Go on in a new thread."
 )
 
 // writeFailed is rollout.Options.OnWriteFailed: every failed attempt is
@@ -47,6 +51,34 @@ func (w *storageWarnings) writeFailed(threadID string, err error, first bool) {
 	if first {
 		w.add(storageNotice{threadID, fmt.Sprintf(transcriptFailingFormat, err)})
 	}
+}
+
+// sizeWarning is rollout.Options.OnSizeWarning: the thread's clients are
+// told when its rollout nears, and when it passes, the size past which it
+// cannot be read back ([server] rollout_max_file_bytes).
+func (w *storageWarnings) sizeWarning(threadID string, size, limit int64, over bool) {
+	msg := fmt.Sprintf(transcriptLargeFormat, sizeText(size), sizeText(limit))
+	if over {
+		msg = fmt.Sprintf(transcriptTooLargeFormat, sizeText(limit))
+	}
+	w.add(storageNotice{threadID, msg})
+}
+
+// sizeText words a size for people: in GiB, MiB or KiB with a decimal
+// when it is not a whole number of them.
+func sizeText(n int64) string {
+	unit, name := int64(1), "bytes"
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size {
+			unit, name = u.size, u.name
+			break
+		}
+	}
+	v := strconv.FormatFloat(float64(n)/float64(unit), 'f', 1, 64)
+	return strings.TrimSuffix(v, ".0") + " " + name
 }
 
 // writeRecovered is rollout.Options.OnWriteRecovered.

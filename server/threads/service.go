@@ -118,6 +118,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 		OnWarning:        func(msg string) { log.Warn("rollout", zap.String("warning", msg)) },
 		OnWriteFailed:    sv.storage.writeFailed,
 		OnWriteRecovered: sv.storage.writeRecovered,
+		OnSizeWarning:    sv.storage.sizeWarning,
 		WriteFault:       opts.RolloutWriteFault,
 		Limits:           rollout.Limits{MaxLineBytes: live.Get().Server.RolloutMaxLineBytes, MaxFileBytes: live.Get().Server.RolloutMaxFileBytes},
 	})
