@@ -180,7 +180,7 @@ func TestImageInputLongerThanARecordLine(t *testing.T) {
 		return []any{map[string]any{"type": "text", "text": "look at <this> \"one\"\n"}, map[string]any{"type": "localImage", "path": name}}
 	}
 	res := c.Call("turn/start", map[string]any{"threadId": id, "input": input("over.png")})
-	want := "input: this message and its images would take up to 1.1 MiB in the thread's record, which holds at most 1.0 MiB a line ([server] rollout_max_line_bytes); attach fewer or smaller images"
+	want := "input: this message would take up to 1.1 MiB in the thread's record, which holds at most 1 MiB a line ([server] rollout_max_line_bytes); send less text, or fewer or smaller images"
 	if res.Error == nil || res.Error.Code != -32600 || res.Error.Message != want {
 		t.Fatalf("over the cap: %s, want -32600 %q", res.Raw, want)
 	}
@@ -199,7 +199,7 @@ func TestImageInputLongerThanARecordLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bound := rollout.UserInputLineBound(prepared); longest < 700<<10*4/3 || int64(longest) > bound || bound > maxLine {
+	if bound := rollout.UserInputLineBound(prepared, ""); longest < 700<<10*4/3 || int64(longest) > bound || bound > maxLine {
 		t.Fatalf("longest line %d bytes, bound %d, cap %d", longest, bound, maxLine)
 	}
 	d.CloseStdin()

@@ -646,8 +646,16 @@ func TestRepeatedInterruptAnswered(t *testing.T) {
 		t.Fatalf("turn ended %s", done.Raw)
 	}
 	g.Open()
-	c.Request("thread/loaded/list", map[string]any{})
-	if next := c.ReadUntil(func(m Message) bool { return m.Method != "thread/tokenUsage/updated" }); next.Method == "turn/completed" {
-		t.Fatalf("a second turn/completed: %s", next.Raw)
+	// Up to the answer to a request made once the model's stream could
+	// go on: one turn/completed in all.
+	c.Response(c.Request("thread/loaded/list", map[string]any{}))
+	completed := 0
+	for _, raw := range c.Received() {
+		if strings.Contains(string(raw), `"method":"turn/completed"`) {
+			completed++
+		}
+	}
+	if completed != 1 {
+		t.Fatalf("%d turn/completed", completed)
 	}
 }

@@ -80,7 +80,7 @@ func scanSummary(path string, prev *summary, offset int64, lim Limits) (*summary
 // next scan.
 func summarizeFile(f *os.File, size int64, path string, prev *summary, offset int64, lim Limits, head bool) (*summary, int64, error) {
 	if size > lim.maxFile() {
-		return nil, 0, fileErr(path, fmt.Errorf("%w: it is %s, more than the limit of %s", ErrFileTooLarge, ByteSize(size), ByteSize(lim.maxFile())))
+		return nil, 0, fileErr(path, fmt.Errorf("%w: it is %s, more than the limit of %s", ErrFileTooLarge, byteSize(size), byteSize(lim.maxFile())))
 	}
 	n := size - offset
 	sl := summaryLimits(lim, offset)

@@ -1,44 +1,49 @@
 package rollout
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/core"
 )
 
 // UserInputLineBound is an upper bound on the longest line that recording
-// in as a user message writes: the response item the model's history
-// keeps (its texts, and every image as the data URL or URL the model
-// gets, local ones included) and the user_message event (its texts and
-// client image URLs, twice when agentd_content repeats them, and local
-// images by path). A reader refuses a line longer than its cap (Limits),
-// so a turn whose input is over the cap must be refused before it runs:
-// once recorded, the thread could not be read back.
-func UserInputLineBound(in []core.UserInput) int64 {
+// in as a user message (with clientID, the client's own id for it) writes:
+// the response item the model's history keeps (its texts, and every image
+// as the data URL or URL the model gets, local ones included, each framed
+// by a text naming its path) and the user_message event (its texts and
+// client image URLs, twice when agentd_content repeats them, local images
+// by path, and the client's id). A reader refuses a line longer than its
+// cap (Limits), so a turn whose input is over the cap must be refused
+// before it runs: once recorded, the thread could not be read back.
+func UserInputLineBound(in []core.UserInput, clientID string) int64 {
 	// Each input's members, names and separators, and each record's
 	// envelope (ids, times, types), with room to spare.
-	const perInput, envelope = 512, 4096
+	const perInput, perElement, envelope = 512, 128, 4096
 	var item, event int64
 	for _, u := range in {
-		fixed := jsonLen(u.Text) + jsonLen(u.Name) + jsonLen(u.Detail) + perInput
-		// The item shows a local image by path; %q and JSON may escape
-		// it twice.
-		fixed += 2 * jsonLen(u.Path)
+		// What both records hold of the input: its text, names, and
+		// placeholders with their offsets.
+		common := jsonLen(u.Text) + jsonLen(u.Name) + jsonLen(u.Detail) + perInput
 		for _, e := range u.TextElements {
-			fixed += jsonLen(e.Placeholder) + 64
+			common += jsonLen(e.Placeholder) + perElement
 		}
+		// The item frames an image with its path quoted (%q), then
+		// JSON-escaped; the event has the path as it is.
+		item += common + jsonLen(u.ImageURL) + jsonLen(strconv.Quote(u.Path)) + jsonLen(u.Path)
 		url := jsonLen(u.ImageURL)
-		item += fixed + url
 		if u.Kind == core.InputLocalImage {
 			url = 0 // the event has the path, not the bytes
 		}
-		event += 2 * (fixed + url)
+		event += 2 * (common + url + jsonLen(u.Path))
 	}
-	return max(item, event) + envelope
+	return max(item, event+jsonLen(clientID)) + envelope
 }
 
-// jsonLen bounds the length of s as a JSON string: what an encoder that
-// escapes HTML characters, and replaces invalid UTF-8, writes.
+// jsonLen bounds the length of s as a JSON string: what an encoder writes
+// that replaces invalid UTF-8 and escapes control characters, and, to be
+// safe whatever encoder writes the record, HTML characters (the rollout's
+// own encoders leave them as they are).
 func jsonLen(s string) int64 {
 	n := int64(2)
 	for i := 0; i < len(s); {

@@ -93,7 +93,7 @@ func openRollout(path string, lim Limits) (*os.File, fs.FileInfo, error) {
 	}
 	if st.Size() > lim.maxFile() {
 		f.Close()
-		return nil, nil, fileErr(path, fmt.Errorf("%w: it is %s, more than the limit of %s", ErrFileTooLarge, ByteSize(st.Size()), ByteSize(lim.maxFile())))
+		return nil, nil, fileErr(path, fmt.Errorf("%w: it is %s, more than the limit of %s", ErrFileTooLarge, byteSize(st.Size()), byteSize(lim.maxFile())))
 	}
 	return f, st, nil
 }
@@ -183,9 +183,9 @@ func checkRegular(st fs.FileInfo) error {
 	return fmt.Errorf("path is %s, %w", what, ErrNotRegularFile)
 }
 
-// ByteSize words a size for a message: in MiB or GiB when it is a whole
+// byteSize words a size for an error: in MiB or GiB when it is a whole
 // number of them, else in bytes.
-func ByteSize(n int64) string {
+func byteSize(n int64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", n>>30)

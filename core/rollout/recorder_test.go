@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -331,8 +332,8 @@ func TestOutputCappedInRolloutOnly(t *testing.T) {
 
 // A thread's rollout warns once as it nears the readers' cap and once as
 // it passes it (a file over the cap cannot be read back), in the log and
-// to OnSizeWarning with the thread's id; a reopened file counts what it
-// already holds.
+// to OnSizeWarning with the thread's id; reopened (its thread loaded
+// again), it counts what the file holds and warns again.
 func TestSizeWarningOnce(t *testing.T) {
 	var w warnings
 	type call struct {
@@ -361,7 +362,7 @@ func TestSizeWarningOnce(t *testing.T) {
 			}
 		}
 	}
-	turns(r, 8)
+	turns(r, 4)
 	r.Close(ctx)
 	count := func(sub string) int {
 		n := 0
@@ -375,20 +376,25 @@ func TestSizeWarningOnce(t *testing.T) {
 	if count("has grown past 4096 bytes; a file over 32768 bytes cannot be read back") != 1 || count("cannot be resumed once unloaded") != 0 {
 		t.Fatalf("warnings: %v", w.list())
 	}
-	// Reopened, it goes past the cap: that is told once more.
+	// Reopened, under the cap: told again at its first write; then past
+	// the cap: told once.
 	r, err := s.Reopen("t-big")
 	if err != nil {
 		t.Fatal(err)
 	}
+	turns(r, 1)
+	if count("has grown past 4096 bytes") != 2 {
+		t.Fatalf("warnings: %v", w.list())
+	}
 	turns(r, 40)
 	r.Close(ctx)
-	if count("cannot be resumed once unloaded") != 1 {
+	if count("has grown past 4096 bytes") != 2 || count("cannot be resumed once unloaded") != 1 {
 		t.Fatalf("warnings: %v", w.list())
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(calls) != 2 || calls[0] != (call{"t-big", false}) || calls[1] != (call{"t-big", true}) {
-		t.Fatalf("OnSizeWarning calls %v", calls)
+	if want := []call{{"t-big", false}, {"t-big", false}, {"t-big", true}}; !slices.Equal(calls, want) {
+		t.Fatalf("OnSizeWarning calls %v, want %v", calls, want)
 	}
 }
 

@@ -324,7 +324,7 @@ func (w *writer) checkSize() {
 	if w.cfg.maxFile > 0 && w.size > w.cfg.maxFile {
 		if !w.overWarned {
 			w.overWarned, w.sizeWarned = true, true
-			w.warn(fmt.Sprintf("rollout %s is over %s: it cannot be read back, and its thread cannot be resumed once unloaded", w.r.path, ByteSize(w.cfg.maxFile)))
+			w.warn(fmt.Sprintf("rollout %s is over %s: it cannot be read back, and its thread cannot be resumed once unloaded", w.r.path, byteSize(w.cfg.maxFile)))
 			if w.cfg.onSize != nil {
 				w.cfg.onSize(w.r.threadID, w.size, w.cfg.maxFile, true)
 			}
@@ -334,7 +334,7 @@ func (w *writer) checkSize() {
 	if !w.sizeWarned && w.cfg.sizeWarning > 0 && w.size > w.cfg.sizeWarning {
 		w.sizeWarned = true
 		w.warn(fmt.Sprintf("rollout %s has grown past %s; a file over %s cannot be read back, and its thread could not be resumed",
-			w.r.path, ByteSize(w.cfg.sizeWarning), ByteSize(w.cfg.maxFile)))
+			w.r.path, byteSize(w.cfg.sizeWarning), byteSize(w.cfg.maxFile)))
 		if w.cfg.onSize != nil {
 			w.cfg.onSize(w.r.threadID, w.size, w.cfg.maxFile, false)
 		}

@@ -177,17 +177,17 @@ var errSkipLine = errors.New("line skipped")
 func (sc *lineScanner) check(cur int64, b []byte, err error) error {
 	lim := sc.lim
 	if lim.maxBytes > 0 && sc.read > lim.maxBytes {
-		return fmt.Errorf("%w: it is more than the limit of %s", ErrFileTooLarge, ByteSize(lim.maxBytes))
+		return fmt.Errorf("%w: it is more than the limit of %s", ErrFileTooLarge, byteSize(lim.maxBytes))
 	}
 	ll := lineLen(cur, b, err)
 	if sc.needMeta && ll > MetaLineBytes {
-		return fmt.Errorf("%w: no session metadata within its first %s", ErrNotRollout, ByteSize(MetaLineBytes))
+		return fmt.Errorf("%w: no session metadata within its first %s", ErrNotRollout, byteSize(MetaLineBytes))
 	}
 	if lim.maxLine > 0 && ll > lim.maxLine {
 		if lim.skipLong && !sc.needMeta {
 			return errSkipLine
 		}
-		return fmt.Errorf("%w: line %d is longer than the limit of %s", ErrLineTooLong, sc.n+1, ByteSize(lim.maxLine))
+		return fmt.Errorf("%w: line %d is longer than the limit of %s", ErrLineTooLong, sc.n+1, byteSize(lim.maxLine))
 	}
 	return nil
 }

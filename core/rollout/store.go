@@ -39,9 +39,10 @@ type Options struct {
 	// once that the file nears what readers take (Limits.MaxFileBytes):
 	// default 256 MiB or half the cap, whichever is less; negative: never.
 	SizeWarning int64
-	// OnSizeWarning is told, once each, when a thread's rollout grows
-	// past SizeWarning (over false) and past Limits.MaxFileBytes (over
-	// true: the file can no longer be read back). It is called on the
+	// OnSizeWarning is told, once each for each recorder (a thread loaded
+	// again is told again), when a thread's rollout grows past
+	// SizeWarning (over false) and past Limits.MaxFileBytes (over true:
+	// the file can no longer be read back). It is called on the
 	// recorder's writer goroutine and must not block.
 	OnSizeWarning func(threadID string, size, limit int64, over bool)
 	// QueueSize is each recorder's command queue (default
@@ -276,7 +277,7 @@ func metaLine(meta SessionMeta) ([]byte, error) {
 	}
 	line := appendLine(nil, meta.CreatedAt, LineSessionMeta, "", payload)
 	if n := int64(len(line)) - 1; n > MetaLineBytes { // its newline excluded, as a reader counts
-		return nil, fmt.Errorf("%w: would be %s, more than the limit of %s", ErrMetaTooLarge, ByteSize(n), ByteSize(MetaLineBytes))
+		return nil, fmt.Errorf("%w: would be %s, more than the limit of %s", ErrMetaTooLarge, byteSize(n), byteSize(MetaLineBytes))
 	}
 	return line, nil
 }

@@ -91,7 +91,9 @@ func (sv *service) loadStored(ctx context.Context, id string, ov overrides) (*th
 		return nil, nil, threadSettings{}, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
 	}
 	// A thread being unloaded under this id (gone idle as its client came
-	// back) finishes first: its rollout closed, its end announced.
+	// back) finishes first: its rollout closed, its end announced. The
+	// callers wait before they take loadMu; this is for an unload that
+	// began since.
 	if err := sv.threads.waitUnloaded(ctx, id); err != nil {
 		return nil, nil, threadSettings{}, err
 	}
@@ -132,6 +134,11 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 	if t := sv.threads.get(id); t != nil {
 		return t, nil
 	}
+	// Not under loadMu: an unload may take long (a rollout on a failing
+	// disk), and other threads load meanwhile.
+	if err := sv.threads.waitUnloaded(ctx, id); err != nil {
+		return nil, err
+	}
 	sv.threads.loadMu.Lock()
 	defer sv.threads.loadMu.Unlock()
 	if t := sv.threads.get(id); t != nil {
@@ -150,6 +157,22 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 	}
 	t.subscribe(c, false)
 	return t, nil
+}
+
+// heldThread is loadedThread, the thread held (hold) until release is
+// called: one whose unload has started is waited for and loaded again.
+func (sv *service) heldThread(ctx context.Context, c *rpc.Conn, id string) (t *thread, release func(), err error) {
+	for {
+		if t, err = sv.loadedThread(ctx, c, id); err != nil {
+			return nil, nil, err
+		}
+		if release, ok := t.hold(); ok {
+			return t, release, nil
+		}
+		if err := sv.threads.waitUnloaded(ctx, id); err != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // storedSettings are the settings a stored thread resumes with: its last

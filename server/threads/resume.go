@@ -41,10 +41,20 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	if err := sv.requiredMCP(ctx); err != nil {
 		return nil, err
 	}
-	sv.threads.loadMu.Lock()
-	if t := sv.threads.get(id); t != nil {
+	for {
+		if err := sv.threads.waitUnloaded(ctx, id); err != nil {
+			return nil, err
+		}
+		sv.threads.loadMu.Lock()
+		loaded := sv.threads.get(id)
+		if loaded == nil {
+			break // loaded below, loadMu held
+		}
 		sv.threads.loadMu.Unlock()
-		return sv.joinLoaded(ctx, r, t, ov, p.ExcludeTurns)
+		if release, ok := loaded.hold(); ok {
+			defer release()
+			return sv.joinLoaded(ctx, r, loaded, ov, p.ExcludeTurns)
+		}
 	}
 	t, rt, st, err := sv.loadStored(ctx, id, ov)
 	sv.threads.loadMu.Unlock()

@@ -2,6 +2,7 @@ package threads
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,16 +58,17 @@ func (w *storageWarnings) writeFailed(threadID string, err error, first bool) {
 // told when its rollout nears, and when it passes, the size past which it
 // cannot be read back ([server] rollout_max_file_bytes).
 func (w *storageWarnings) sizeWarning(threadID string, size, limit int64, over bool) {
-	msg := fmt.Sprintf(transcriptLargeFormat, sizeText(size), sizeText(limit))
+	msg := fmt.Sprintf(transcriptLargeFormat, sizeText(size, math.Floor), sizeText(limit, math.Floor))
 	if over {
-		msg = fmt.Sprintf(transcriptTooLargeFormat, sizeText(limit))
+		msg = fmt.Sprintf(transcriptTooLargeFormat, sizeText(limit, math.Floor))
 	}
 	w.add(storageNotice{threadID, msg})
 }
 
-// sizeText words a size for people: in GiB, MiB or KiB with a decimal
-// when it is not a whole number of them.
-func sizeText(n int64) string {
+// sizeText words a size for people: in GiB, MiB or KiB, with a decimal
+// when it is not a whole number of them, rounded by round (up for an
+// amount that is too much, down for a limit).
+func sizeText(n int64, round func(float64) float64) string {
 	unit, name := int64(1), "bytes"
 	for _, u := range []struct {
 		size int64
@@ -77,7 +79,7 @@ func sizeText(n int64) string {
 			break
 		}
 	}
-	v := strconv.FormatFloat(float64(n)/float64(unit), 'f', 1, 64)
+	v := strconv.FormatFloat(round(float64(n)/float64(unit)*10)/10, 'f', 1, 64)
 	return strings.TrimSuffix(v, ".0") + " " + name
 }
 

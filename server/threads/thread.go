@@ -105,6 +105,11 @@ type thread struct {
 	// unload delay.
 	unloadTimer *time.Timer
 	turnRunning bool
+	// holds counts requests between finding the thread loaded and
+	// starting a turn on it or subscribing to it (hold): no unload starts
+	// meanwhile. unloading: an unload has started; no hold is granted.
+	holds     int
+	unloading bool
 	// closed: shutdown has begun; last is what to deliver after the
 	// session's last event. pumpEnded: the session's events have ended
 	// (and last is queued), so the deliverer ends once outq is empty.
@@ -503,14 +508,16 @@ func (t *thread) unloadIfIdle() {
 		t.mu.Unlock()
 		return
 	}
-	if st, _ := t.sess.Status(); st != core.StatusIdle {
-		// A turn the pump has not seen start yet: try again later.
+	if st, _ := t.sess.Status(); st != core.StatusIdle || t.holds > 0 {
+		// A turn the pump has not seen start yet, or a request about to
+		// start one or to subscribe: try again later.
 		t.armUnloadLocked()
 		t.mu.Unlock()
 		return
 	}
-	t.mu.Unlock()
+	t.unloading = true
 	gone := t.sv.threads.unload(t)
+	t.mu.Unlock()
 	defer gone()
 	if h := t.sv.unloadingHook; h != nil {
 		h(t.id)
@@ -520,6 +527,24 @@ func (t *thread) unloadIfIdle() {
 	t.shutdown(ctx)
 	t.sv.s.Broadcast("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()})
 	t.sv.s.Broadcast("thread/closed", protocol.ThreadIDNotification{ThreadID: t.id})
+}
+
+// hold keeps the thread from starting to unload until release is called,
+// or reports false when its unload has started: the caller then waits for
+// the unload and loads the thread again (heldThread). A thread closed
+// otherwise (archived, deleted, the daemon stopping) is held as it is.
+func (t *thread) hold() (release func(), ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.unloading {
+		return nil, false
+	}
+	t.holds++
+	return func() {
+		t.mu.Lock()
+		t.holds--
+		t.mu.Unlock()
+	}, true
 }
 
 // shutdown stops the session (aborting a running turn) and closes the

@@ -433,3 +433,37 @@ func TestResumeWhileUnloadingWaitsForIt(t *testing.T) {
 		}
 	}
 }
+
+// A request that holds a thread (between finding it loaded and starting
+// a turn on it or subscribing to it) keeps its unload from starting; once
+// an unload has started, no hold is granted and the request waits for it
+// instead.
+func TestHeldThreadIsNotUnloaded(t *testing.T) {
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = time.Hour })
+	c := f.client()
+	id := f.startThread(c, nil)
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+	c.ReadUntil(method("turn/completed"))
+	th := f.sv.threads.get(id)
+	release, ok := th.hold()
+	if !ok {
+		t.Fatal("no hold on an idle thread")
+	}
+	th.unloadIfIdle()
+	if f.sv.threads.get(id) != th {
+		t.Fatal("a held thread was unloaded")
+	}
+	release()
+	th.unloadIfIdle()
+	if f.sv.threads.get(id) != nil {
+		t.Fatal("the thread was not unloaded once released")
+	}
+	if _, ok := th.hold(); ok {
+		t.Fatal("a hold on a thread being unloaded")
+	}
+	// A turn on it loads it again.
+	if m := c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("again")}); m.Error != nil {
+		t.Fatalf("turn on the unloaded thread: %s", m.Raw)
+	}
+	c.ReadUntil(method("turn/completed"))
+}

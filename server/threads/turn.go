@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -31,7 +30,7 @@ func coreInput(in []protocol.UserInput) []core.UserInput {
 // the client's error (-32600, naming the input and the file or URL), and
 // no turn starts. So is an input whose record would be longer than a
 // rollout line may be (maxLine): the thread could not be read back.
-func turnInput(in []protocol.UserInput, cwd string, maxLine int64) ([]core.UserInput, error) {
+func turnInput(in []protocol.UserInput, clientID *string, cwd string, maxLine int64) ([]core.UserInput, error) {
 	for i, u := range in {
 		if u.Image != nil && u.Image.URL == nil {
 			return nil, protocol.InvalidRequest("input[%d] (image): images by fileId are not supported; send a url (https or a data URL) or a localImage", i)
@@ -41,17 +40,15 @@ func turnInput(in []protocol.UserInput, cwd string, maxLine int64) ([]core.UserI
 	if err != nil {
 		return nil, protocol.InvalidRequest("%v", err)
 	}
-	if n := rollout.UserInputLineBound(out); n > maxLine {
-		return nil, protocol.InvalidRequest("input: this message and its images would take up to %s in the thread's record, which holds at most %s a line ([server] rollout_max_line_bytes); attach fewer or smaller images",
-			mib(n, math.Ceil), mib(maxLine, math.Floor))
+	id := ""
+	if clientID != nil {
+		id = *clientID
+	}
+	if n := rollout.UserInputLineBound(out, id); n > maxLine {
+		return nil, protocol.InvalidRequest("input: this message would take up to %s in the thread's record, which holds at most %s a line ([server] rollout_max_line_bytes); send less text, or fewer or smaller images",
+			sizeText(n, math.Ceil), sizeText(maxLine, math.Floor))
 	}
 	return out, nil
-}
-
-// mib writes a byte count in MiB with one decimal, rounded by round (up
-// for what is too much, down for a limit).
-func mib(n int64, round func(float64) float64) string {
-	return strconv.FormatFloat(round(float64(n)/(1<<20)*10)/10, 'f', 1, 64) + " MiB"
 }
 
 // inProgressTurn is the turn a turn/start result carries.
@@ -64,10 +61,11 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if err := sv.permitTurn(r, p.ApprovalPolicy, p.SandboxPolicy); err != nil {
 		return nil, err
 	}
-	t, err := sv.loadedThread(ctx, c, p.ThreadID)
+	t, release, err := sv.heldThread(ctx, c, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	ov, err := turnContextOverrides(p, t.sess.TurnContext().Cwd)
 	if err != nil {
 		return nil, err
@@ -79,7 +77,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if ov.Cwd != nil {
 		cwd = *ov.Cwd
 	}
-	input, err := turnInput(p.Input, cwd, sv.live.Get().Server.RolloutMaxLineBytes)
+	input, err := turnInput(p.Input, p.ClientUserMessageID, cwd, sv.live.Get().Server.RolloutMaxLineBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +99,7 @@ func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.Tu
 	if err != nil {
 		return nil, err
 	}
-	input, err := turnInput(p.Input, t.sess.TurnContext().Cwd, sv.live.Get().Server.RolloutMaxLineBytes)
+	input, err := turnInput(p.Input, p.ClientUserMessageID, t.sess.TurnContext().Cwd, sv.live.Get().Server.RolloutMaxLineBytes)
 	if err != nil {
 		return nil, err
 	}
