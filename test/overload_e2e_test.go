@@ -154,15 +154,7 @@ func TestSlowWebSocketReader(t *testing.T) {
 
 	// Phase 2: authoritative notifications of 64 KiB while the client
 	// does not read: the queue overflows and the client is dropped.
-	slow.Pause()
-	slow.Request("test/emit", map[string]any{
-		"method": "item/completed",
-		"params": map[string]string{"pad": strings.Repeat("c", 64<<10)},
-		"count":  2000,
-	})
-	d.WaitLog(func(l LogLine) bool {
-		return l.Msg == "connection closed" && strings.Contains(l.Str("error"), "not reading fast enough")
-	})
+	dropForNotReading(d, slow)
 	slow.Resume()
 	if err := slow.WaitClosed(); err == nil {
 		t.Fatal("slow client still connected")
@@ -190,17 +182,7 @@ func TestSlowClientDroppedMidTurnRejoins(t *testing.T) {
 	id := startThread(t, slow, map[string]any{"cwd": t.TempDir()})
 	WantResult(t, slow.Call("turn/start", map[string]any{"threadId": id, "input": textInput("go")}))
 	<-g.Reached()
-	// The client stops reading while 125 MiB of authoritative messages
-	// come for it: its queue overflows and it is dropped.
-	slow.Pause()
-	slow.Request("test/emit", map[string]any{
-		"method": "item/completed",
-		"params": map[string]string{"pad": strings.Repeat("c", 64<<10)},
-		"count":  2000,
-	})
-	d.WaitLog(func(l LogLine) bool {
-		return l.Msg == "connection closed" && strings.Contains(l.Str("error"), "not reading fast enough")
-	})
+	dropForNotReading(d, slow)
 
 	back := d.DialWS(WSOptions{})
 	back.Initialize("slow", nil)
@@ -225,4 +207,19 @@ func TestSlowClientDroppedMidTurnRejoins(t *testing.T) {
 		str(unmarshal(t, done.Params), "turn", "status") != "completed" {
 		t.Fatalf("after rejoining: deltas %q, message %q, %s", deltas, whole, done.Raw)
 	}
+}
+
+// dropForNotReading stops c reading while 2,000 authoritative messages of
+// 64 KiB (test/emit) come for it, and waits until the daemon drops it for
+// not reading (its queue overflowed).
+func dropForNotReading(d *Daemon, c *Client) {
+	c.Pause()
+	c.Request("test/emit", map[string]any{
+		"method": "item/completed",
+		"params": map[string]string{"pad": strings.Repeat("c", 64<<10)},
+		"count":  2000,
+	})
+	d.WaitLog(func(l LogLine) bool {
+		return l.Msg == "connection closed" && strings.Contains(l.Str("error"), "not reading fast enough")
+	})
 }
