@@ -49,9 +49,9 @@ func (r *registry) remove(t *thread) {
 }
 
 // unload forgets t as remove does, and records it as being unloaded
-// until gone is called: a load of the same id waits for it
-// (waitUnloaded), rather than find its rollout still open, or announce a
-// thread that its end is then announced for.
+// until gone is called, so that a load of the same id waits for it
+// (waitUnloaded) rather than find its rollout still open, or load the
+// thread again before its end is announced.
 func (r *registry) unload(t *thread) (gone func()) {
 	ch := make(chan struct{})
 	r.mu.Lock()
