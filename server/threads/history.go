@@ -3,6 +3,7 @@ package threads
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -50,10 +51,17 @@ func (sv *service) threadInjectItems(ctx context.Context, r *rpc.Request, p *pro
 		return nil, err
 	}
 	items := make([]model.ResponseItem, 0, len(p.Items))
+	maxLine := sv.live.Get().Server.RolloutMaxLineBytes
 	for i, raw := range p.Items {
 		b, err := json.Marshal(raw)
 		if err != nil {
 			return nil, protocol.InvalidRequest("Invalid request: items[%d]: %v", i, err)
+		}
+		// Each item is one line of the thread's record, with its envelope:
+		// a longer one could not be read back.
+		if n := int64(len(b)) + recordEnvelope; n > maxLine {
+			return nil, protocol.InvalidRequest("Invalid request: items[%d]: it would take up to %s in the thread's record, which holds at most %s a line ([server] rollout_max_line_bytes)",
+				i, sizeText(n, math.Ceil), sizeText(maxLine, math.Floor))
 		}
 		it, err := model.ParseResponseItem(b)
 		if err != nil {
@@ -66,6 +74,10 @@ func (sv *service) threadInjectItems(ctx context.Context, r *rpc.Request, p *pro
 	}
 	return &protocol.Empty{}, nil
 }
+
+// recordEnvelope bounds what a rollout line adds to the item it records
+// (time, type, ids).
+const recordEnvelope = 4096
 
 // threadRevert drops beforeTurnId and every later turn from the thread's
 // model context, recorded as a rollback marker.

@@ -467,3 +467,20 @@ func TestHeldThreadIsNotUnloaded(t *testing.T) {
 	}
 	c.ReadUntil(method("turn/completed"))
 }
+
+// An injected item that would be a longer line of the thread's record than
+// [server] rollout_max_line_bytes is refused, naming it: once recorded,
+// the thread could not be read back. One that fits is injected.
+func TestInjectedItemLongerThanARecordLine(t *testing.T) {
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.RolloutMaxLineBytes = 16 << 10 })
+	c := f.client()
+	id := f.startThread(c, nil)
+	item := func(n int) map[string]any {
+		return map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": strings.Repeat("i", n)}}}
+	}
+	m := c.Call("thread/inject_items", map[string]any{"threadId": id, "items": []any{item(100), item(14 << 10)}})
+	rpctest.WantError(t, m, -32600, "Invalid request: items[1]: it would take up to 18.1 KiB in the thread's record, which holds at most 16 KiB a line ([server] rollout_max_line_bytes)")
+	if m := c.Call("thread/inject_items", map[string]any{"threadId": id, "items": []any{item(100), item(8 << 10)}}); m.Error != nil {
+		t.Fatalf("an item that fits: %s", m.Raw)
+	}
+}
