@@ -33,10 +33,10 @@ type recorderConfig struct {
 	onFailed    func(threadID string, err error, first bool)
 	onRecovered func(threadID string)
 	fault       func() error
-	// maxFile is the readers' cap on a file (Limits); onSize is
+	// maxFile and maxLine are the readers' caps (Limits); onSize is
 	// Options.OnSizeWarning.
-	maxFile int64
-	onSize  func(threadID string, size, limit int64, over bool)
+	maxFile, maxLine int64
+	onSize           func(threadID string, size, limit int64, over bool)
 }
 
 // appendFile is the part of *os.File the writer uses.
@@ -220,11 +220,17 @@ func (w *writer) handle(c command) bool {
 		if c.turnID != "" && c.item.Type() == model.TypeMessage && c.item.Role() == "user" {
 			w.materialize = true
 		}
+		start := len(w.buf)
 		w.buf = appendLine(w.buf, c.at, LineResponseItem, c.turnID, c.item.Raw())
+		w.fit(start)
 	case cmdEvent:
+		start := len(w.buf)
 		w.event(c)
+		w.fit(start)
 	case cmdLine:
+		start := len(w.buf)
 		w.buf = appendLine(w.buf, c.at, c.lineType, c.turnID, c.payload)
+		w.fit(start)
 		if c.durable {
 			c.reply <- w.sync()
 		}
@@ -315,6 +321,12 @@ func (w *writer) write() error {
 	}
 	w.checkSize()
 	return nil
+}
+
+// fit shortens the lines appended from start that a reader could not
+// read back (fitLines).
+func (w *writer) fit(start int) {
+	w.buf = fitLines(w.buf, start, w.cfg.maxLine, func(msg string) { w.warn("rollout " + w.r.path + ": " + msg) })
 }
 
 // checkSize warns, once each, when the file grows past the warning size

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentd-dev/agentd/core/model"
 )
 
 // SessionIndexName is the file of thread names under the home, as the
@@ -116,9 +118,13 @@ func (n *nameIndex) refreshLocked() {
 func (n *nameIndex) set(id, name string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	line, err := json.Marshal(sessionIndexLine{ID: id, ThreadName: name, UpdatedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+	line, err := model.MarshalNoEscape(sessionIndexLine{ID: id, ThreadName: name, UpdatedAt: time.Now().UTC().Format(time.RFC3339Nano)})
 	if err != nil {
 		return err
+	}
+	// The index's reader skips a longer line: the name would be lost.
+	if len(line) > DefaultMaxLineBytes {
+		return fmt.Errorf("%w: the name would take %s in session_index.jsonl, more than the limit of %s", ErrLineTooLong, byteSize(int64(len(line))), byteSize(DefaultMaxLineBytes))
 	}
 	line = append(line, '\n')
 	if torn, err := endsTorn(n.path); err == nil && torn {

@@ -129,6 +129,7 @@ func Open(home string, opts Options) (*Store, error) {
 		onRecovered:   opts.OnWriteRecovered,
 		fault:         opts.WriteFault,
 		maxFile:       opts.Limits.maxFile(),
+		maxLine:       opts.Limits.maxLine(),
 		onSize:        opts.OnSizeWarning,
 	}
 	if !opts.NoIndexWarmUp {

@@ -349,3 +349,32 @@ func TestCreateRefusesMetaPastTheLimit(t *testing.T) {
 		t.Fatalf("Create within the limit: %v", err)
 	}
 }
+
+// A name is kept in session_index.jsonl as it was given (no HTML escapes:
+// a name of megabytes of "<" stays within what the index's reader takes),
+// and one whose line would be longer than that reader takes is refused
+// rather than kept where it would be skipped.
+func TestLongNamesInTheSessionIndex(t *testing.T) {
+	s, home := openStore(t, Options{})
+	ctx := testCtx(t)
+	recordThread(t, s, "t-name", turnScript{id: "t1", prompt: "p", end: "completed"})
+	name := "<a & b> " + strings.Repeat("<", 12<<20)
+	if err := s.SetName(ctx, "t-name", name); err != nil {
+		t.Fatal(err)
+	}
+	index := must(os.ReadFile(filepath.Join(home, SessionIndexName)))
+	if len(index) > 13<<20 || !bytes.Contains(index, []byte(`"thread_name":"<a & b> <<<`)) {
+		t.Fatalf("session index of %d bytes: %.80s", len(index), index)
+	}
+	other, err := Open(home, Options{NoIndexCache: true, NoIndexWarmUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if th, err := other.Read(ctx, "t-name", ReadOptions{}); err != nil || th.Name != name {
+		t.Fatalf("name read back: %d bytes, %v", len(th.Name), err)
+	}
+	if err := s.SetName(ctx, "t-name", strings.Repeat("n", DefaultMaxLineBytes)); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("a name longer than the index's reader takes: %v", err)
+	}
+}
