@@ -64,8 +64,14 @@ func TestLongRecordsAreShortenedToBeRead(t *testing.T) {
 	if !sawImage || !sawOutput {
 		t.Errorf("history: the image made one pixel %v, the output shortened %v", sawImage, sawOutput)
 	}
-	if got := th.Turns[1].Items; len(got) == 0 {
-		t.Error("the second turn has no items")
+	var msg core.AgentMessageItem
+	for _, it := range th.Turns[1].Items {
+		if m, ok := it.(core.AgentMessageItem); ok && m.ID == "msg_big" {
+			msg = m
+		}
+	}
+	if !strings.HasPrefix(msg.Text, "<out> <out>") || !strings.HasSuffix(msg.Text, "bytes left out: too long for a line of the thread's record]") || th.Turns[1].Status != TurnCompleted {
+		t.Errorf("the shortened message read back as %.60q…, the turn %v", msg.Text, th.Turns[1].Status)
 	}
 	if n := strings.Count(strings.Join(w.list(), "\n"), "was longer than a line of a rollout may be (65536 bytes); its longest strings were shortened"); n != 3 {
 		t.Errorf("%d warnings: %v", n, w.list())
