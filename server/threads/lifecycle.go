@@ -11,15 +11,24 @@ import (
 
 // unload stops a loaded thread (before archive or delete): its subscribers
 // see it become notLoaded. It goes on when the client that asked goes
-// away, within its own deadline.
-func (sv *service) unload(ctx context.Context, t *thread) {
+// away, within its own deadline. The caller calls done once the thread's
+// file is archived or deleted: until then a load of the same id waits
+// (registry.waitUnloaded) rather than reopen the file it is moving.
+func (sv *service) unload(ctx context.Context, t *thread) (done func()) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unloadTimeout)
 	defer cancel()
-	sv.threads.remove(t)
+	t.mu.Lock()
+	t.unloading = true
+	done = sv.threads.unload(t)
+	t.mu.Unlock()
+	if h := sv.unloadingHook; h != nil {
+		h(t.id)
+	}
 	// The session's last events (a turn it aborts) come first; notLoaded
 	// is the last status the subscribers see.
 	t.shutdown(ctx, projection.Output{Method: "thread/status/changed",
 		Params: protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()}})
+	return done
 }
 
 func (sv *service) threadArchive(ctx context.Context, r *rpc.Request, p *protocol.ThreadIDParams) (*protocol.Empty, error) {
@@ -30,7 +39,7 @@ func (sv *service) threadArchive(ctx context.Context, r *rpc.Request, p *protoco
 		return nil, protocol.InvalidRequest("thread %s has no turns to archive", protocol.Cut(p.ThreadID))
 	}
 	if t := sv.threads.get(p.ThreadID); t != nil {
-		sv.unload(ctx, t)
+		defer sv.unload(ctx, t)()
 	}
 	if _, err := sv.store.Archive(p.ThreadID); err != nil {
 		return nil, storeErr(p.ThreadID, err)
@@ -58,10 +67,10 @@ func (sv *service) threadDelete(ctx context.Context, r *rpc.Request, p *protocol
 		if t == nil {
 			return nil, storeErr(p.ThreadID, err)
 		}
-		sv.unload(ctx, t) // a thread without a file is deleted by unloading it
+		sv.unload(ctx, t)() // a thread without a file is deleted by unloading it
 	} else {
 		if t != nil {
-			sv.unload(ctx, t)
+			defer sv.unload(ctx, t)()
 		}
 		if err := sv.store.Delete(p.ThreadID); err != nil {
 			return nil, storeErr(p.ThreadID, err)

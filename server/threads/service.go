@@ -61,8 +61,9 @@ type service struct {
 	mcp *mcp.Manager
 	// rateLimits is what the provider's rate-limit headers last said.
 	rateLimits rateLimitState
-	// unloadingHook, when set (tests), runs as an idle thread is unloaded:
-	// out of the registry, its rollout still open.
+	// unloadingHook, when set (tests), runs as a thread is unloaded (gone
+	// idle, archived or deleted): out of the registry, its rollout still
+	// open.
 	unloadingHook func(id string)
 
 	// mu guards the fields that follow.

@@ -484,3 +484,33 @@ func TestInjectedItemLongerThanARecordLine(t *testing.T) {
 		t.Fatalf("an item that fits: %s", m.Raw)
 	}
 }
+
+// A resume that comes while its thread is being archived waits for the
+// archive, then loads it from where it was archived, as it would any
+// archived thread: not the rollout's "open recorder" error.
+func TestResumeWhileArchivingWaitsForIt(t *testing.T) {
+	f := newFixture(t, nil)
+	reached, release := make(chan string, 1), make(chan struct{})
+	c := f.client()
+	id := f.startThread(c, nil)
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+	c.ReadUntil(method("turn/completed"))
+	f.sv.unloadingHook = func(id string) {
+		reached <- id
+		<-release
+	}
+	archived := c.Request("thread/archive", map[string]any{"threadId": id})
+	<-reached
+	back := f.client()
+	rid := back.Request("thread/resume", map[string]any{"threadId": id})
+	back.AssertNoMessage() // the resume waits for the archive
+	close(release)
+	if m := c.Response(archived); m.Error != nil {
+		t.Fatalf("archive: %s", m.Raw)
+	}
+	m := back.ReadUntil(func(m rpctest.Msg) bool { return m.Method == "" && string(m.ID) == string(rid) })
+	var res struct{ Thread struct{ Path string } }
+	if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || !strings.Contains(res.Thread.Path, "/archived_sessions/") {
+		t.Fatalf("resume after the archive: %.300s", m.Raw)
+	}
+}
