@@ -92,9 +92,11 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 		}
 		t.mu.Lock()
 		if !slices.Contains(t.subs, c) {
-			// c left while it was sent: withdraw it.
+			// c left while it was sent: withdraw it, and tell it the
+			// request is resolved for it, as an unsubscribe does (a
+			// closed connection gets nothing).
 			t.mu.Unlock()
-			call.Cancel()
+			t.settle(c, call)
 			continue
 		}
 		// Recorded even if another connection answered meanwhile: the
@@ -169,7 +171,14 @@ func (t *thread) resolved(r *projection.Pending) {
 		return
 	}
 	for c, call := range rt.calls {
-		call.Cancel()
-		c.Notify("serverRequest/resolved", protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(call.ID())})
+		t.settle(c, call)
 	}
+}
+
+// settle withdraws call from c and tells c the request is resolved. Only
+// the deliverer calls it, so that the notification follows the request on
+// c's wire.
+func (t *thread) settle(c *rpc.Conn, call *rpc.Call) {
+	call.Cancel()
+	c.Notify("serverRequest/resolved", protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(call.ID())})
 }

@@ -53,13 +53,7 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 		cb := <-conns
 
 		th, req := bareThread(t, ca, cb)
-		// Fill B's queue: the pipe holds one, the writer one, the queue
-		// two; the fifth waits.
-		go func() {
-			for i := 0; i < 5; i++ {
-				cb.Notify("x/filler", nil)
-			}
-		}()
+		fillQueue(cb)
 		synctest.Wait()
 		sent := make(chan struct{})
 		go func() {
@@ -67,6 +61,11 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 			close(sent)
 		}()
 		synctest.Wait() // sent to A; waiting for room on B
+		select {
+		case <-sent:
+			t.Fatal("the request did not wait for B's queue")
+		default:
+		}
 		m := a.ReadUntil(method("item/tool/call"))
 		a.Answer(m.ID, map[string]any{"contentItems": []any{}, "success": true})
 		synctest.Wait() // the answer is taken: the request waits no more
@@ -105,6 +104,70 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 		}
 		if !strings.Contains(all, "serverRequest/resolved") {
 			t.Fatalf("B got the request but never serverRequest/resolved:\n%s", all)
+		}
+	})
+}
+
+// fillQueue fills the queue of c (a stdio-like connection, queue of two
+// messages, whose client does not read): the pipe holds one, the writer
+// one, the queue two of 64 KiB, as much as it may hold; the fifth waits.
+func fillQueue(c *rpc.Conn) {
+	go func() {
+		for i := 0; i < 5; i++ {
+			c.Notify("x/filler", map[string]string{"pad": strings.Repeat("f", 64<<10)})
+		}
+	}()
+}
+
+// A connection that unsubscribes while a request is being sent to it
+// (its queue full) gets the request, then serverRequest/resolved: it was
+// not yet among the request's connections when it left, and must be told
+// all the same.
+func TestResolvedReachesAConnectionThatLeftWhileSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, conns := grabEngine(2)
+		srvEnd, bEnd := transport.Pipe(1)
+		go s.ServeStream(srvEnd)
+		defer bEnd.Close()
+		for _, m := range []string{`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"b","version":"1"}}}`, `{"id":2,"method":"x/grab"}`} {
+			if err := bEnd.Write(context.Background(), []byte(m)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bEnd.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cb := <-conns
+		th, req := bareThread(t, cb)
+		fillQueue(cb)
+		synctest.Wait()
+		sent := make(chan struct{})
+		go func() {
+			th.sendRequest(req, th.subs, nil) // as the deliverer does
+			close(sent)
+		}()
+		synctest.Wait() // waiting for room on B
+		select {
+		case <-sent:
+			t.Fatal("the request did not wait for B's queue")
+		default:
+		}
+		th.unsubscribe(cb)
+		var got []string
+		// A fake hour (synctest): B reads until nothing more comes.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		for !strings.Contains(strings.Join(got, "\n"), "serverRequest/resolved") {
+			m, err := bEnd.Read(ctx)
+			if err != nil {
+				t.Fatalf("B read %d messages, then %v", len(got), err)
+			}
+			got = append(got, string(m))
+		}
+		<-sent
+		last := got[len(got)-1]
+		if !strings.Contains(got[len(got)-2], `"method":"item/tool/call"`) || !strings.Contains(last, `"threadId":"th"`) {
+			t.Fatalf("B's last two messages: %.200s / %.200s", got[len(got)-2], last)
 		}
 	})
 }
