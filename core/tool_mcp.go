@@ -168,14 +168,19 @@ func persistOf(meta json.RawMessage) string {
 }
 
 // elicit asks the user what an MCP server asks while its tool runs for
-// the turn. Under the never policy, and when the turn ends first, it is
-// declined: a server never waits on nobody.
+// the turn. Under the never policy it is declined; once the turn is
+// ending (the call's answer may still be on its way) it is cancelled,
+// unasked, and when the turn ends first, cancelled: a server never waits
+// on nobody, and no request is left on a turn that is over.
 func (s *Session) elicit(ctx context.Context, t *turn, server string, e mcp.Elicitation) mcp.ElicitResult {
 	if t.tc.ApprovalPolicy == policy.ApprovalNever {
 		return mcp.ElicitResult{Action: "decline"}
 	}
 	id := "elicitation-" + newItemID()
-	ch := t.await(id)
+	ch, open := t.awaitOpen(id)
+	if !open {
+		return mcp.ElicitResult{Action: "cancel"}
+	}
 	s.emit(t.subID, t.id, McpElicitationRequest{CallID: id, Server: server, Message: e.Message, RequestedSchema: e.RequestedSchema, Meta: e.Meta})
 	select {
 	case v := <-ch:

@@ -376,3 +376,42 @@ func TestResourceToolSpecs(t *testing.T) {
 		t.Error("the specs are built again at each use")
 	}
 }
+
+// An elicitation that reaches a turn already ending (the server asks as
+// its call's answer is on its way and the turn finishes) is cancelled
+// unasked: no request goes out, and the session is not left waiting on a
+// turn that is over. One on a turn still running is asked.
+func TestMCPElicitationAfterTheTurnEnds(t *testing.T) {
+	s := newTestSession(t, newFakeClient(t), func(cfg *Config) { cfg.MCP = newFakeMCP() })
+	col := collect(t, s, nil)
+	newTurn := func(id string) (*turn, *[]bool) {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		var waits []bool
+		return &turn{id: id, subID: id, ctx: ctx, cancel: cancel, done: make(chan struct{}), pending: map[string]chan any{},
+			onWaiting: func(w bool) { waits = append(waits, w) }}, &waits
+	}
+	ending, waits := newTurn("t-ending")
+	ending.markEnding() // as finishTurn ends a turn
+	ending.cancel()
+	if res := s.elicit(ctx10(t), ending, "srv", mcp.Elicitation{Message: "too late"}); res.Action != "cancel" {
+		t.Fatalf("an elicitation on an ending turn: %+v", res)
+	}
+	if len(*waits) != 0 || ending.waiting() {
+		t.Fatalf("the ending turn waits: %v", *waits)
+	}
+	// The same on a running turn is asked (and cancelled here with its
+	// call), after nothing from the first.
+	running, waits := newTurn("t-running")
+	callCtx, cancelCall := context.WithCancel(context.Background())
+	done := make(chan mcp.ElicitResult)
+	go func() { done <- s.elicit(callCtx, running, "srv", mcp.Elicitation{Message: "in time"}) }()
+	evs := col.waitFor(isMsg[McpElicitationRequest])
+	if reqs := eventsOf[McpElicitationRequest](evs); len(reqs) != 1 || reqs[0].Message != "in time" {
+		t.Fatalf("requests %+v", reqs)
+	}
+	cancelCall()
+	if res := <-done; res.Action != "cancel" || !slices.Equal(*waits, []bool{true, false}) {
+		t.Fatalf("running turn: %+v, waits %v", res, *waits)
+	}
+}

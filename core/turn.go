@@ -227,6 +227,26 @@ func (t *turn) await(callID string) chan any {
 	return ch
 }
 
+// awaitOpen is await for a request that may come from outside the turn's
+// own work (an MCP server's elicitation, which can arrive as the turn
+// ends): it registers nothing, and reports false, once the turn is ending,
+// so that a request is never left waiting on a turn that is over.
+func (t *turn) awaitOpen(callID string) (chan any, bool) {
+	t.mu.Lock()
+	if t.ending || t.abortReason != "" {
+		t.mu.Unlock()
+		return nil, false
+	}
+	ch := make(chan any, 1)
+	t.pending[callID] = ch
+	n := len(t.pending)
+	t.mu.Unlock()
+	if n == 1 {
+		t.onWaiting(true)
+	}
+	return ch, true
+}
+
 func (t *turn) forget(callID string) {
 	t.mu.Lock()
 	_, had := t.pending[callID]
