@@ -35,19 +35,7 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 		defer bEnd.Close()
 
 		th, req := bareThread(t, ca, cb)
-		fillQueue(cb)
-		synctest.Wait()
-		sent := make(chan struct{})
-		go func() {
-			th.sendRequest(req, th.subs, nil) // as the deliverer does
-			close(sent)
-		}()
-		synctest.Wait() // sent to A; waiting for room on B
-		select {
-		case <-sent:
-			t.Fatal("the request did not wait for B's queue")
-		default:
-		}
+		sent := sendWhileFull(t, th, req, cb) // sent to A; waiting for room on B
 		m := a.ReadUntil(method("item/tool/call"))
 		a.Answer(m.ID, map[string]any{"contentItems": []any{}, "success": true})
 		synctest.Wait() // the answer is taken: the request waits no more
@@ -90,15 +78,32 @@ func TestResolvedReachesAConnectionSentToWhileAnswered(t *testing.T) {
 	})
 }
 
-// fillQueue fills the queue of c (a stdio-like connection, queue of two
-// messages, whose client does not read): the pipe holds one, the writer
-// one, the queue two of 64 KiB, as much as it may hold; the fifth waits.
-func fillQueue(c *rpc.Conn) {
+// sendWhileFull fills the queue of c (a stdio-like connection, queue of
+// two messages, whose client does not read: the pipe holds one, the writer
+// one, the queue two of 64 KiB, as much as it may hold; the fifth waits),
+// then sends req to th's subscribers as the deliverer does, and returns
+// once the send waits for room on c; the channel closes when it is done.
+// Call it in a synctest bubble.
+func sendWhileFull(t *testing.T, th *thread, req *projection.Pending, c *rpc.Conn) <-chan struct{} {
+	t.Helper()
 	go func() {
 		for i := 0; i < 5; i++ {
 			c.Notify("x/filler", map[string]string{"pad": strings.Repeat("f", 64<<10)})
 		}
 	}()
+	synctest.Wait()
+	sent := make(chan struct{})
+	go func() {
+		th.sendRequest(req, th.subs, nil)
+		close(sent)
+	}()
+	synctest.Wait()
+	select {
+	case <-sent:
+		t.Fatal("the request did not wait for the full queue")
+	default:
+	}
+	return sent
 }
 
 // A connection that unsubscribes while a request is being sent to it
@@ -111,19 +116,7 @@ func TestResolvedReachesAConnectionThatLeftWhileSent(t *testing.T) {
 		bEnd, cb := pipeConn(t, s, conns)
 		defer bEnd.Close()
 		th, req := bareThread(t, cb)
-		fillQueue(cb)
-		synctest.Wait()
-		sent := make(chan struct{})
-		go func() {
-			th.sendRequest(req, th.subs, nil) // as the deliverer does
-			close(sent)
-		}()
-		synctest.Wait() // waiting for room on B
-		select {
-		case <-sent:
-			t.Fatal("the request did not wait for B's queue")
-		default:
-		}
+		sent := sendWhileFull(t, th, req, cb)
 		th.unsubscribe(cb)
 		var got []string
 		// A fake hour (synctest): B reads until nothing more comes.
