@@ -168,10 +168,11 @@ func persistOf(meta json.RawMessage) string {
 }
 
 // elicit asks the user what an MCP server asks while its tool runs for
-// the turn. Under the never policy it is declined; once the turn is
-// ending (the call's answer may still be on its way) it is cancelled,
-// unasked, and when the turn ends first, cancelled: a server never waits
-// on nobody, and no request is left on a turn that is over.
+// the turn. Under the never policy it is declined. It is cancelled
+// unasked when the turn is already ending (the call's answer may still be
+// on its way), and withdrawn, cancelled, when the call or the turn ends
+// first: a server never waits on nobody, and no request is left on a turn
+// that is over.
 func (s *Session) elicit(ctx context.Context, t *turn, server string, e mcp.Elicitation) mcp.ElicitResult {
 	if t.tc.ApprovalPolicy == policy.ApprovalNever {
 		return mcp.ElicitResult{Action: "decline"}
