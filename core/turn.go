@@ -216,14 +216,7 @@ func (t *turn) aborted() AbortReason {
 
 // await registers a pending request for callID; deliver completes it.
 func (t *turn) await(callID string) chan any {
-	ch := make(chan any, 1)
-	t.mu.Lock()
-	t.pending[callID] = ch
-	n := len(t.pending)
-	t.mu.Unlock()
-	if n == 1 {
-		t.onWaiting(true)
-	}
+	ch, _ := t.register(callID, false)
 	return ch
 }
 
@@ -232,8 +225,14 @@ func (t *turn) await(callID string) chan any {
 // ends): it registers nothing, and reports false, once the turn is ending,
 // so that a request is never left waiting on a turn that is over.
 func (t *turn) awaitOpen(callID string) (chan any, bool) {
+	return t.register(callID, true)
+}
+
+// register adds a pending request for callID, unless onlyOpen is set and
+// the turn is ending.
+func (t *turn) register(callID string, onlyOpen bool) (chan any, bool) {
 	t.mu.Lock()
-	if t.ending || t.abortReason != "" {
+	if onlyOpen && (t.ending || t.abortReason != "") {
 		t.mu.Unlock()
 		return nil, false
 	}

@@ -18,12 +18,7 @@ func (sv *service) unload(ctx context.Context, t *thread) (done func()) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unloadTimeout)
 	defer cancel()
 	t.mu.Lock()
-	t.unloading = true
-	done = sv.threads.unload(t)
-	t.mu.Unlock()
-	if h := sv.unloadingHook; h != nil {
-		h(t.id)
-	}
+	done = t.beginUnloadLocked()
 	// The session's last events (a turn it aborts) come first; notLoaded
 	// is the last status the subscribers see.
 	t.shutdown(ctx, projection.Output{Method: "thread/status/changed",

@@ -515,18 +515,27 @@ func (t *thread) unloadIfIdle() {
 		t.mu.Unlock()
 		return
 	}
-	t.unloading = true
-	gone := t.sv.threads.unload(t)
-	t.mu.Unlock()
+	gone := t.beginUnloadLocked()
 	defer gone()
-	if h := t.sv.unloadingHook; h != nil {
-		h(t.id)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), unloadTimeout)
 	defer cancel()
 	t.shutdown(ctx)
 	t.sv.s.Broadcast("thread/status/changed", protocol.ThreadStatusChangedNotification{ThreadID: t.id, Status: protocol.StatusNotLoaded()})
 	t.sv.s.Broadcast("thread/closed", protocol.ThreadIDNotification{ThreadID: t.id})
+}
+
+// beginUnloadLocked starts unloading t (gone idle, archived, deleted): no
+// hold is granted any more, and t leaves the registry, recorded as being
+// unloaded until gone is called (registry.unload). It unlocks t.mu, which
+// must be held.
+func (t *thread) beginUnloadLocked() (gone func()) {
+	t.unloading = true
+	gone = t.sv.threads.unload(t)
+	t.mu.Unlock()
+	if h := t.sv.unloadingHook; h != nil {
+		h(t.id)
+	}
+	return gone
 }
 
 // hold keeps the thread from starting to unload until release is called,
