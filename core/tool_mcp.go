@@ -234,17 +234,12 @@ func mcpContentParts(content []json.RawMessage, maxTokens int) []model.ContentPa
 	if maxTokens <= 0 {
 		maxTokens = exec.DefaultMaxOutputTokens
 	}
-	budget := maxTokens * 4 // bytes, about four a token
+	budget := newTextBudget(maxTokens)
 	var parts []model.ContentPart
 	addText := func(text string) {
-		if budget <= 0 {
-			return
+		if text, ok := budget.cut(text); ok {
+			parts = append(parts, model.ContentPart{Type: "input_text", Text: text})
 		}
-		if len(text) > budget {
-			text = exec.TruncateForModel(text, budget/4)
-		}
-		budget -= len(text)
-		parts = append(parts, model.ContentPart{Type: "input_text", Text: text})
 	}
 	for _, raw := range content {
 		var c struct {

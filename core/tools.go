@@ -60,15 +60,49 @@ func newToolCall(item model.ResponseItem, maxTokens int) *toolCall {
 }
 
 // output builds the history item that answers the call, with the text
-// cut to maxTokens.
+// cut to outputTokens.
 func (c *toolCall) output(text string) model.ResponseItem {
-	if c.maxTokens > 0 {
-		text = exec.TruncateForModel(text, c.maxTokens)
-	}
+	text = exec.TruncateForModel(text, c.outputTokens())
 	if c.custom {
 		return model.NewCustomToolCallOutput("", c.callID, text)
 	}
 	return model.NewFunctionCallOutput("", c.callID, text)
+}
+
+// outputTokens is how much of a call's output the model reads: maxTokens
+// (tool_output_token_limit) when set. Otherwise a fifth more than the
+// default tool output limit, as the reference allows when it records an
+// output: the tools that cut their own output to the default (a command's,
+// with its few lines of header) are left whole, and what comes from
+// outside, a client's tool or an MCP resource, cannot fill the model's
+// window.
+func (c *toolCall) outputTokens() int {
+	if c.maxTokens > 0 {
+		return c.maxTokens
+	}
+	return exec.DefaultMaxOutputTokens * 6 / 5
+}
+
+// textBudget cuts the text parts of one output to a number of tokens in
+// all (about four bytes each); a part that finds nothing left is dropped.
+type textBudget int
+
+func newTextBudget(maxTokens int) *textBudget {
+	b := textBudget(maxTokens * 4)
+	return &b
+}
+
+// cut returns text cut to what is left, head and tail kept, and false when
+// nothing is left.
+func (b *textBudget) cut(text string) (string, bool) {
+	if *b <= 0 {
+		return "", false
+	}
+	if len(text) > int(*b) {
+		text = exec.TruncateForModel(text, int(*b)/4)
+	}
+	*b -= textBudget(len(text))
+	return text, true
 }
 
 // toolHandler runs one call and returns its output item. It must return
@@ -494,10 +528,13 @@ func dynamicToolOutput(c *toolCall, items []DynamicContentItem) model.ResponseIt
 		return c.output(sb.String())
 	}
 	parts := make([]model.ContentPart, 0, len(items))
+	budget := newTextBudget(c.outputTokens())
 	for _, it := range items {
 		switch it.Type {
 		case "inputText":
-			parts = append(parts, model.ContentPart{Type: "input_text", Text: it.Text})
+			if text, ok := budget.cut(it.Text); ok {
+				parts = append(parts, model.ContentPart{Type: "input_text", Text: text})
+			}
 		case "inputImage":
 			parts = append(parts, model.ContentPart{Type: "input_image", ImageURL: it.ImageURL})
 		}

@@ -666,3 +666,59 @@ func TestValidToolNameMatchesTheRegexp(t *testing.T) {
 		}
 	}
 }
+
+// Without tool_output_token_limit, a client's tool that answers 200 KB
+// gives the model about the default tool output limit and a fifth (12,000
+// tokens), head and tail kept, in a text answer as in the text parts of one
+// with an image; the image is kept.
+func TestDynamicToolOutputCutByDefault(t *testing.T) {
+	big := "HEAD" + strings.Repeat("-", 200_000) + "TAIL"
+	c := newFakeClient(t,
+		script{events: callEvents(functionCall("call_1", "lookup", map[string]any{}), functionCall("call_2", "lookup", map[string]any{}))},
+		script{events: textEvents("msg_1", "ok")},
+	)
+	s := newTestSession(t, c, func(cfg *Config) { cfg.DynamicTools = []DynamicToolSpec{{Name: "lookup"}} })
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	for _, call := range []string{"call_1", "call_2"} {
+		col.waitFor(func(ev Event) bool {
+			r, ok := ev.Msg.(DynamicToolCallRequest)
+			return ok && r.CallID == call
+		})
+	}
+	answer := func(call string, items ...DynamicContentItem) {
+		if _, err := s.Call(ctx10(t), OpDynamicToolResponse{CallID: call, Success: true, ContentItems: items}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer("call_1", DynamicContentItem{Type: "inputText", Text: big})
+	answer("call_2", DynamicContentItem{Type: "inputText", Text: big}, DynamicContentItem{Type: "inputImage", ImageURL: "data:image/png;base64,AAAA"})
+	col.waitFor(turnEnded)
+	cut := func(what, text string) {
+		if len(text) > 48_100 || len(text) < 47_000 || !strings.HasPrefix(text, "HEAD") || !strings.HasSuffix(text, "TAIL") || !strings.Contains(text, "tokens truncated") {
+			t.Errorf("%s: %d bytes: %.60q", what, len(text), text)
+		}
+	}
+	cut("text answer", outputOf(t, c.requests()[1], "call_1"))
+	var parts []model.ContentPart
+	if err := json.Unmarshal([]byte(rawOutput(t, c.requests()[1], "call_2")), &parts); err != nil || len(parts) != 2 || parts[1].ImageURL != "data:image/png;base64,AAAA" {
+		t.Fatalf("parts %+v: %v", parts, err)
+	}
+	cut("text part", parts[0].Text)
+}
+
+// The default cap leaves a command's output as its tool made it: cut to
+// the default limit once, with a header that fits in the fifth more.
+func TestCommandOutputCutOnce(t *testing.T) {
+	c := newFakeClient(t, script{events: callEvents(execCall("call_1", "head -c 300000 /dev/zero | tr '\\0' x", nil))}, script{events: textEvents("msg_1", "done")})
+	s := newTestSession(t, c, withPolicy(policy.ApprovalNever, policy.FullAccess()))
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(turnEnded)
+	out := outputOf(t, c.requests()[1], "call_1")
+	// 300,000 bytes printed: 40,000 kept, 65,000 tokens' worth cut.
+	_, body, ok := strings.Cut(out, "Output:\n")
+	if !ok || !strings.HasPrefix(out, "Chunk ID: ") || strings.Count(body, "x") != 40_000 || !strings.Contains(out, "[… 65000 tokens truncated …]") {
+		t.Fatalf("model output of %d bytes, %d notes: %.200q", len(out), strings.Count(out, "tokens truncated"), out)
+	}
+}

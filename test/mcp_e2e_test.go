@@ -600,6 +600,38 @@ func TestMCPResourcesAndClientCalls(t *testing.T) {
 	}
 }
 
+// A resource of 300 KB reaches the model cut to the default tool output
+// limit (about 12,000 tokens: 48 KB), its head and tail kept, as the
+// reference cuts every tool output it records; a client reading it
+// itself gets it whole.
+func TestMCPBigResourceCutForTheModel(t *testing.T) {
+	const size = 300_000
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1",
+			mockmodel.FunctionCall("call_read", "read_mcp_resource", `{"server":"test","uri":"test://big"}`),
+			mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "done"), mockmodel.Completed("resp_2", usage())),
+	)
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "") + mcpServerTOML("test", []string{"-big-resource", strconv.Itoa(size)}, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	runTurn(t, c, id, "read")
+	out, ok := m.Requests()[1].ToolOutput("call_read")
+	if !ok || len(out) > 48_500 || len(out) < 40_000 || !strings.Contains(out, `"text":"BEGIN`) || !strings.Contains(out, `END"`) || !strings.Contains(out, "tokens truncated") {
+		t.Errorf("the model read %d bytes: %.100q … %.100q", len(out), out, out[max(len(out)-100, 0):])
+	}
+	read := c.Call("mcpServer/resource/read", map[string]any{"server": "test", "uri": "test://big"})
+	var contents struct {
+		Contents []struct{ Text string } `json:"contents"`
+	}
+	validResult(t, "mcpServer/resource/read", read, &contents)
+	if len(contents.Contents) != 1 || len(contents.Contents[0].Text) != size {
+		t.Errorf("the client read %d contents", len(contents.Contents))
+	}
+}
+
 // An optional server that is slow to start holds no thread back
 // (openai/codex#29376): thread/start answers while the server has not
 // even begun to speak, and the server becomes ready afterwards.

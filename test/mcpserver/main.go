@@ -15,6 +15,8 @@
 //	                string "answer") and says what came back
 //
 // Resources: test://greeting (text) and the template test://item/{id}.
+// With -big-resource N, also test://big: N bytes of text, "BEGIN" first
+// and "END" last.
 //
 // With -alias NAME, echo is also offered as NAME. With -pidfile FILE it
 // writes its pid there; with -child-pidfile FILE it starts "sleep 3600" in
@@ -58,6 +60,7 @@ func main() {
 	alias := flag.String("alias", "", "also offer echo under this name (to test how names are qualified)")
 	pidFile := flag.String("pidfile", "", "write the server's pid to this file")
 	childPidFile := flag.String("child-pidfile", "", "start a long sleep in the server's process group and write its pid here")
+	bigResource := flag.Int("big-resource", 0, "also offer test://big, a text of this many bytes")
 	flag.Parse()
 
 	if *pidFile != "" {
@@ -84,6 +87,9 @@ func main() {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
 	addTools(srv, start, *alias)
+	if *bigResource > 0 {
+		addBigResource(srv, *bigResource)
+	}
 
 	if *httpAddr != "" {
 		serveHTTP(srv, *httpAddr, *bearer)
@@ -93,6 +99,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
 		os.Exit(1)
 	}
+}
+
+// addBigResource offers test://big, a text of n bytes (at least 8).
+func addBigResource(srv *mcp.Server, n int) {
+	text := "BEGIN" + strings.Repeat(".", max(n-8, 0)) + "END"
+	srv.AddResource(&mcp.Resource{URI: "test://big", Name: "big", Description: "A long text.", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: text}}}, nil
+		})
 }
 
 // writePid writes a pid atomically (a reader never sees half of it).
