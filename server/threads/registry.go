@@ -126,11 +126,26 @@ func (r *registry) waitIdle(ctx context.Context) {
 	}
 }
 
-// closeAll shuts every loaded thread down (shutdown of the daemon).
+// closeAll shuts every loaded thread down (shutdown of the daemon), and
+// waits, until ctx ends, for the threads being unloaded meanwhile (gone
+// idle, archived, deleted), so that the store closes after their rollouts.
 func (r *registry) closeAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, t := range r.all() {
 		wg.Go(func() { t.shutdown(ctx) })
 	}
 	wg.Wait()
+	r.mu.Lock()
+	unloading := make([]chan struct{}, 0, len(r.unloading))
+	for _, ch := range r.unloading {
+		unloading = append(unloading, ch)
+	}
+	r.mu.Unlock()
+	for _, ch := range unloading {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

@@ -514,3 +514,40 @@ func TestResumeWhileArchivingWaitsForIt(t *testing.T) {
 		t.Fatalf("resume after the archive: %.300s", m.Raw)
 	}
 }
+
+// The daemon's shutdown waits for a thread in the middle of its idle
+// unload, whose rollout is still open, before it closes the store.
+func TestShutdownWaitsForAnUnload(t *testing.T) {
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = 50 * time.Millisecond })
+	reached, release := make(chan string, 1), make(chan struct{})
+	f.sv.unloadingHook = func(id string) {
+		reached <- id
+		<-release
+	}
+	c := f.client()
+	id := f.startThread(c, nil)
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+	c.ReadUntil(method("turn/completed"))
+	c.Call("thread/unsubscribe", map[string]any{"threadId": id})
+	select {
+	case <-reached:
+	case <-time.After(rpctest.WaitTimeout):
+		t.Fatal("the idle thread was not unloaded")
+	}
+	done := make(chan struct{})
+	go func() {
+		f.s.Shutdown("test over")
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("the shutdown ended while a thread was being unloaded")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-done:
+	case <-time.After(rpctest.WaitTimeout):
+		t.Fatal("the shutdown did not end once the unload had")
+	}
+}
