@@ -471,6 +471,19 @@ func (r *run) longTurn() {
 		if _, err := turn(ctx, c0, thread, prompt("long", "items", items, "n", deltas, "rate", r.sz.longRate)); err != nil {
 			return err
 		}
+		// Early in the turn: a twentieth of the model's items done. The
+		// step from the idle daemon to a streaming one is the runtime's
+		// heap floor and the turn's buffers, whatever the turn's length;
+		// from here on, what grows is what the turn keeps.
+		if err := waitFor(ctx, d, "a twentieth of the items", func() (bool, error) {
+			return c0.itemsDone.Load() >= items0+int64(1+items/20), nil
+		}); err != nil {
+			return err
+		}
+		memEarly, err := d.memory()
+		if err != nil {
+			return err
+		}
 		// The middle: half the model's items done (the user's message is
 		// one more item).
 		if err := waitFor(ctx, d, "half of the items", func() (bool, error) {
@@ -513,6 +526,7 @@ func (r *run) longTurn() {
 		r.verify(name, thread, []*client{c0}, items)
 		mb := func(b int64) float64 { return float64(b) / (1 << 20) }
 		r.add(name, "long/rss0", "RSS before the turn", mb(mem0.rss), "MB")
+		r.add(name, "long/rssE", "RSS early in the turn (a twentieth of the items)", mb(memEarly.rss), "MB")
 		r.add(name, "long/rss1", "RSS at the middle", mb(memMid.rss), "MB")
 		r.add(name, "long/rss2", "RSS at the end", mb(memEnd.rss), "MB")
 		r.add(name, "long/peak", "peak RSS", mb(peak), "MB")
@@ -521,6 +535,7 @@ func (r *run) longTurn() {
 		// and how many are resident varies with the file system and the
 		// page cache; the anonymous part is the daemon's own memory.
 		r.add(name, "long/anon0", "anonymous RSS before the turn", mb(mem0.anon), "MB")
+		r.add(name, "long/anonE", "anonymous RSS early in the turn", mb(memEarly.anon), "MB")
 		r.add(name, "long/anon1", "anonymous RSS at the middle", mb(memMid.anon), "MB")
 		r.add(name, "long/anon2", "anonymous RSS at the end", mb(memEnd.anon), "MB")
 		r.add(name, "long/anon3", "anonymous RSS after the turn, settled", mb(memSettled.anon), "MB")
