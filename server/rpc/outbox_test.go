@@ -679,6 +679,7 @@ func TestOutboxStartsAWriterOnlyWhenNeeded(t *testing.T) {
 		o.tick()                 // a whole tick idle: asked to stop,
 		o.push(ctx, response(7)) // and a message comes as it stops:
 		recv(1)                  // written all the same, by it or by a new one
+		synctest.Wait()          // (and its writer waiting again)
 		o.tick()
 		o.tick()
 		want(starts.Load(), 0, "idle") // now it stops
