@@ -349,6 +349,25 @@ func TestCommandExecShutdown(t *testing.T) {
 	waitGone(t, pid)
 }
 
+// A stdio client that closes its input is leaving: its running commands
+// are killed then and their requests answered with the exit, and the
+// daemon exits, without waiting for the shutdown deadline (ten minutes
+// here) as it does for the other requests in flight.
+func TestCommandExecEndsAtStdinEOF(t *testing.T) {
+	d, c := utilClient(t, Options{Config: []string{"server.shutdown_timeout_ms=600000"}})
+	id, pid := startPidProcess(t, c, "long")
+	d.CloseStdin()
+	var r execResult
+	validResult(t, "command/exec", c.Response(id), &r)
+	if r.ExitCode == 0 {
+		t.Fatalf("killed command exited 0")
+	}
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	waitGone(t, pid)
+}
+
 // Without a sandboxPolicy the configured sandbox (read-only by default)
 // applies; a host that cannot sandbox refuses rather than run the command
 // unconfined.

@@ -101,6 +101,10 @@ type Conn struct {
 	nextCallID int64
 	onClose    []closeHook
 	nextHook   int
+	// onInputEnd runs when a draining client ends its input (OnInputEnd);
+	// inputEnded is set then.
+	onInputEnd []func()
+	inputEnded bool
 	// open holds the requests being handled (not answered yet); givenUp
 	// is set once they were answered for their handlers at the shutdown
 	// deadline.
@@ -214,6 +218,24 @@ func (c *Conn) OnClose(fn func()) (remove func()) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// OnInputEnd registers fn to run once the client has ended its input and
+// the connection drains (a stdio client's EOF), on its own goroutine,
+// before the drain waits for the requests in flight: what would not end
+// by itself (a command/exec process) is stopped there, so that the
+// requests it holds answer, as they do when the connection ends. If the
+// input already ended, fn runs right away. It does not run when the
+// connection ends otherwise (OnClose does).
+func (c *Conn) OnInputEnd(fn func()) {
+	c.mu.Lock()
+	if c.inputEnded {
+		c.mu.Unlock()
+		go fn()
+		return
+	}
+	c.onInputEnd = append(c.onInputEnd, fn)
+	c.mu.Unlock()
 }
 
 // closeHook is a function OnClose registered.
@@ -482,6 +504,14 @@ func (c *Conn) dispatchLoop() {
 func (c *Conn) readEnded(err error) {
 	if errors.Is(err, io.EOF) && c.info.DrainOnEOF {
 		c.log.Info("input closed; finishing in-flight requests")
+		c.mu.Lock()
+		c.inputEnded = true
+		hooks := c.onInputEnd
+		c.onInputEnd = nil
+		c.mu.Unlock()
+		for _, fn := range hooks {
+			go fn()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.srv.lim.ShutdownTimeout)
 		defer cancel()
 		c.drain(ctx)

@@ -127,7 +127,8 @@ type connUtil struct {
 }
 
 // forConn returns c's state, creating it on first use. The state is
-// dropped, and everything in it stopped, when c ends.
+// dropped, and everything in it stopped, when c ends; everything in it is
+// stopped when c's input ends (a stdio client's EOF).
 func (u *utility) forConn(c *rpc.Conn) (*connUtil, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -144,6 +145,10 @@ func (u *utility) forConn(c *rpc.Conn) (*connUtil, error) {
 	u.conns[c] = cu
 	// Runs on its own goroutine, so taking u.mu there is fine.
 	c.OnClose(func() { u.dropConn(c) })
+	// A stdio client that closed its input is leaving: its processes are
+	// killed then (their requests answer with the exit), not at the end
+	// of the drain that waits for those requests.
+	c.OnInputEnd(cu.close)
 	return cu, nil
 }
 
