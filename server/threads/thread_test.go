@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/agentd-dev/agentd/core/model"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/agentd-dev/agentd/server/rpc/rpctest"
@@ -550,4 +551,32 @@ func TestShutdownWaitsForAnUnload(t *testing.T) {
 	case <-time.After(rpctest.WaitTimeout):
 		t.Fatal("the shutdown did not end once the unload had")
 	}
+}
+
+// A message whose text inputs hold more than 2^20 characters in all is
+// refused with the reference's -32602 and data, by turn/start and by
+// turn/steer (before its expected turn is looked at), and no turn starts;
+// characters are counted, not bytes.
+func TestInputLongerThanTheCharacterLimit(t *testing.T) {
+	f := newFixture(t, nil)
+	c := f.client()
+	id := f.startThread(c, nil)
+	wantTooLong := func(m rpctest.Msg, chars int) {
+		t.Helper()
+		rpctest.WantError(t, m, protocol.CodeInvalidParams, "Input exceeds the maximum length of 1048576 characters.")
+		want := fmt.Sprintf(`{"actual_chars":%d,"input_error_code":"input_too_large","max_chars":1048576}`, chars)
+		if string(m.Error.Data) != want {
+			t.Errorf("data %s, want %s", m.Error.Data, want)
+		}
+	}
+	half := strings.Repeat("x", 600_000)
+	wantTooLong(c.Call("turn/start", map[string]any{"threadId": id, "input": []map[string]any{
+		{"type": "text", "text": half}, {"type": "text", "text": half}}}), 1_200_000)
+	wantTooLong(c.Call("turn/steer", map[string]any{"threadId": id, "expectedTurnId": "nope", "input": textInput(strings.Repeat("x", 1<<20+1))}), 1<<20+1)
+	c.AssertNoMessage() // no turn started
+	// 1.2 MB of text, 600,000 characters: under the limit.
+	if m := c.Call("turn/start", map[string]any{"threadId": id, "input": textInput(strings.Repeat("é", 600_000))}); m.Error != nil {
+		t.Fatalf("600,000 characters refused: %s", m.Raw)
+	}
+	c.ReadUntil(method("turn/completed"))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -31,6 +32,9 @@ func coreInput(in []protocol.UserInput) []core.UserInput {
 // no turn starts. So is an input whose record would be longer than a
 // rollout line may be (maxLine): the thread could not be read back.
 func turnInput(in []protocol.UserInput, clientID *string, cwd string, maxLine int64) ([]core.UserInput, error) {
+	if err := inputTooLong(in); err != nil {
+		return nil, err
+	}
 	for i, u := range in {
 		if u.Image != nil && u.Image.URL == nil {
 			return nil, protocol.InvalidRequest("input[%d] (image): images by fileId are not supported; send a url (https or a data URL) or a localImage", i)
@@ -49,6 +53,26 @@ func turnInput(in []protocol.UserInput, clientID *string, cwd string, maxLine in
 			sizeText(n, math.Ceil), sizeText(maxLine, math.Floor))
 	}
 	return out, nil
+}
+
+// maxInputChars bounds a message's text, as the reference does: the
+// characters (not bytes) of its text inputs together.
+const maxInputChars = 1 << 20
+
+// inputTooLong refuses a message whose text is longer than maxInputChars,
+// with the reference's error (-32602, and data saying by how much).
+func inputTooLong(in []protocol.UserInput) error {
+	n := 0
+	for _, u := range in {
+		if u.Text != nil {
+			n += utf8.RuneCountInString(u.Text.Text)
+		}
+	}
+	if n <= maxInputChars {
+		return nil
+	}
+	return protocol.Errorf(protocol.CodeInvalidParams, "Input exceeds the maximum length of %d characters.", maxInputChars).
+		WithData(map[string]any{"input_error_code": "input_too_large", "max_chars": maxInputChars, "actual_chars": n})
 }
 
 // inProgressTurn is the turn a turn/start result carries.
