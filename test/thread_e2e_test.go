@@ -306,6 +306,50 @@ func TestThreadLifecycle(t *testing.T) {
 	}
 }
 
+// Threads without a rollout, as the reference answers for them: one before
+// its first turn cannot be forked but is archived (its rollout written
+// then), unarchived and deleted; an ephemeral one can be neither forked,
+// archived nor deleted. An ephemeral fork must exclude the turns.
+func TestThreadsWithoutARollout(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "hello"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	noRollout := func(id string) string { return "no rollout found for thread id " + id }
+
+	fresh := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	WantError(t, c.Call("thread/fork", map[string]any{"threadId": fresh}), codeInvalidRequest, noRollout(fresh))
+	WantError(t, c.Call("thread/fork", map[string]any{"threadId": fresh, "ephemeral": true}), codeInvalidRequest, noRollout(fresh))
+	c.Request("thread/archive", map[string]any{"threadId": fresh})
+	if got := methods(collectUntil(c, isMethod("thread/archived"))); !slices.Equal(got, []string{"thread/status/changed", "response", "thread/archived"}) {
+		t.Fatalf("archive order %v", got)
+	}
+	un := unmarshal(t, WantResult(t, c.Call("thread/unarchive", map[string]any{"threadId": fresh})))
+	if str(un, "thread", "id") != fresh || str(un, "thread", "status", "type") != "notLoaded" {
+		t.Fatalf("unarchive %v", un)
+	}
+	c.ReadUntil(isMethod("thread/unarchived"))
+	WantResult(t, c.Call("thread/delete", map[string]any{"threadId": fresh}))
+	c.ReadUntil(isMethod("thread/deleted"))
+
+	eph := startThread(t, c, map[string]any{"cwd": t.TempDir(), "ephemeral": true})
+	WantError(t, c.Call("thread/fork", map[string]any{"threadId": eph}), codeInvalidRequest, noRollout(eph))
+	WantError(t, c.Call("thread/archive", map[string]any{"threadId": eph}), codeInvalidRequest, noRollout(eph))
+	WantError(t, c.Call("thread/delete", map[string]any{"threadId": eph}), codeInvalidRequest, "thread is not persisted and cannot be deleted: "+eph)
+
+	src := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	runTurn(t, c, src, "q")
+	WantError(t, c.Call("thread/fork", map[string]any{"threadId": src, "ephemeral": true}), codeInvalidRequest,
+		"ephemeral paginated thread/fork requires `excludeTurns: true`")
+	unknown := "00000000-0000-7000-8000-000000000000"
+	WantError(t, c.Call("thread/fork", map[string]any{"threadId": unknown, "ephemeral": true}), codeInvalidRequest, noRollout(unknown))
+	fork := unmarshal(t, WantResult(t, c.Call("thread/fork", map[string]any{"threadId": src, "ephemeral": true, "excludeTurns": true})))
+	if path(fork, "thread", "path") != nil || path(fork, "thread", "ephemeral") != true || str(fork, "thread", "forkedFromId") != src {
+		t.Fatalf("ephemeral fork %v", fork)
+	}
+}
+
 // Fork copies the history into a new thread.
 func TestFork(t *testing.T) {
 	m := mockmodel.New(t)

@@ -36,6 +36,16 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	if err := forkable(sv.threads.get(opts.SourceID)); err != nil {
 		return nil, err
 	}
+	if p.Ephemeral && !p.ExcludeTurns {
+		// As the reference, for which every thread's history is
+		// paginated (historyMode): once the source is known to exist.
+		if opts.SourcePath == "" {
+			if err := sv.forkSourceExists(opts.SourceID); err != nil {
+				return nil, err
+			}
+		}
+		return nil, protocol.InvalidRequest("ephemeral paginated thread/fork requires `excludeTurns: true`")
+	}
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
@@ -66,17 +76,13 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	return sv.startResponse(t, wire, f.st), nil
 }
 
-// forkable refuses to fork a loaded thread that has no rollout to copy:
-// an ephemeral one, or one whose first turn has not started (nil: a
-// thread that is not loaded, which the store looks for).
+// forkable refuses to fork a loaded thread that has no rollout to copy,
+// an ephemeral one or one whose first turn has not started, as the
+// reference does (nil: a thread that is not loaded, which the store looks
+// for).
 func forkable(src *thread) error {
-	switch {
-	case src == nil:
-		return nil
-	case src.rec == nil:
-		return protocol.InvalidRequest("thread %s is ephemeral: it has no rollout to fork", src.id)
-	case !src.rec.Materialized():
-		return protocol.InvalidRequest("thread %s has no turns to fork", src.id)
+	if src != nil && (src.rec == nil || !src.rec.Materialized()) {
+		return protocol.InvalidRequest("no rollout found for thread id %s", src.id)
 	}
 	return nil
 }

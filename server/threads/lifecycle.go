@@ -28,10 +28,16 @@ func (sv *service) unload(ctx context.Context, t *thread) (done func()) {
 
 func (sv *service) threadArchive(ctx context.Context, r *rpc.Request, p *protocol.ThreadIDParams) (*protocol.Empty, error) {
 	if _, err := sv.store.Find(p.ThreadID); err != nil {
-		if t := sv.threads.get(p.ThreadID); t == nil || t.rec == nil || t.rec.Materialized() {
+		t := sv.threads.get(p.ThreadID)
+		if t == nil || t.rec == nil || t.rec.Materialized() {
 			return nil, storeErr(p.ThreadID, err)
 		}
-		return nil, protocol.InvalidRequest("thread %s has no turns to archive", protocol.Cut(p.ThreadID))
+		// A thread before its first turn is archived as the reference
+		// does it: its rollout is written now (its session metadata
+		// only), then archived.
+		if err := t.rec.Persist(ctx); err != nil {
+			return nil, storeErr(p.ThreadID, err)
+		}
 	}
 	if t := sv.threads.get(p.ThreadID); t != nil {
 		defer sv.unload(ctx, t)()
@@ -61,6 +67,9 @@ func (sv *service) threadDelete(ctx context.Context, r *rpc.Request, p *protocol
 	if _, err := sv.store.Find(p.ThreadID); err != nil {
 		if t == nil {
 			return nil, storeErr(p.ThreadID, err)
+		}
+		if t.rec == nil {
+			return nil, protocol.InvalidRequest("thread is not persisted and cannot be deleted: %s", protocol.Cut(p.ThreadID))
 		}
 		sv.unload(ctx, t)() // a thread without a file is deleted by unloading it
 	} else {
