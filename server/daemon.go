@@ -59,6 +59,7 @@ func NewLive(live *config.Live, log *zap.Logger, m *metrics.Metrics) *rpc.Server
 		Logger:     log,
 		Initialize: initializer(live),
 		Observer:   rpcObs,
+		Originator: os.Getenv(OriginatorEnv),
 	})
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -119,7 +120,7 @@ func initializer(live *config.Live) func(rpc.ClientInfo) (any, []rpc.Notificatio
 			}
 		}
 		return protocol.InitializeResponse{
-			UserAgent:      userAgent(ci),
+			UserAgent:      threads.UserAgent(ci, Version),
 			CodexHome:      protocol.AbsPath(cfg.Home),
 			PlatformFamily: platformFamily(),
 			PlatformOs:     platformOS(),
@@ -127,20 +128,10 @@ func initializer(live *config.Live) func(rpc.ClientInfo) (any, []rpc.Notificatio
 	}
 }
 
-// userAgent is "<client>/<our version> (<os>; <arch>) (<client>; <client version>)".
-func userAgent(ci rpc.ClientInfo) string {
-	return fmt.Sprintf("%s/%s (%s; %s) (%s; %s)", ci.Name, Version, runtime.GOOS, archName(), ci.Name, ci.Version)
-}
-
-func archName() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	}
-	return runtime.GOARCH
-}
+// OriginatorEnv, in the daemon's environment, names every client to the
+// model provider and in the threads it starts, instead of its clientInfo
+// name, as in the reference (the Codex SDKs set it).
+const OriginatorEnv = "CODEX_INTERNAL_ORIGINATOR_OVERRIDE"
 
 func platformFamily() string {
 	if runtime.GOOS == "windows" {

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
 func TestHandshake(t *testing.T) {
@@ -170,5 +172,34 @@ func TestStartupErrors(t *testing.T) {
 				t.Fatalf("stderr lacks %q:\n%s", tc.want, d.Stderr())
 			}
 		})
+	}
+}
+
+// CODEX_INTERNAL_ORIGINATOR_OVERRIDE in the daemon's environment names
+// every client, as in the reference: at the head of userAgent (the
+// client's own name and version stay at its end), as the originator of
+// the threads it starts, and in the model requests' originator header
+// and User-Agent.
+func TestOriginatorOverride(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "hi"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, ""), Env: []string{"CODEX_INTERNAL_ORIGINATOR_OVERRIDE=my_origin"}})
+	c := d.Stdio()
+	var res struct{ UserAgent string }
+	if err := json.Unmarshal(WantResult(t, c.Call("initialize", map[string]any{"clientInfo": map[string]any{"name": "client_x", "version": "1.2.3"}})), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.UserAgent, "my_origin/") || !strings.HasSuffix(res.UserAgent, "(client_x; 1.2.3)") {
+		t.Errorf("userAgent %q", res.UserAgent)
+	}
+	c.Notify("initialized", nil)
+	th := unmarshal(t, WantResult(t, c.Call("thread/start", map[string]any{"cwd": t.TempDir()})))
+	if o := str(th, "thread", "originator"); o != "my_origin" {
+		t.Errorf("thread originator %q", o)
+	}
+	runTurn(t, c, str(th, "thread", "id"), "hi")
+	h := m.Requests()[0].Header
+	if h.Get("originator") != "my_origin" || h.Get("User-Agent") != res.UserAgent {
+		t.Errorf("model request originator %q, User-Agent %q", h.Get("originator"), h.Get("User-Agent"))
 	}
 }

@@ -50,9 +50,6 @@ type execFlags struct {
 	last, all bool
 }
 
-// originatorEnv is the variable the Codex SDK sets to name itself.
-const originatorEnv = "CODEX_INTERNAL_ORIGINATOR_OVERRIDE"
-
 func newExecCmd(g *globalFlags) *cobra.Command {
 	f := &execFlags{}
 	cmd := &cobra.Command{
@@ -240,7 +237,7 @@ func (f *execFlags) spec(resumeID string) (execcli.Spec, error) {
 // connect starts the agent in process, or connects to the daemon of
 // --remote.
 func (f *execFlags) connect(ctx context.Context, cfg *config.Config, opts config.Options, log *zap.Logger) (*inprocess.Client, error) {
-	name := os.Getenv(originatorEnv)
+	name := os.Getenv(server.OriginatorEnv)
 	if name == "" {
 		name = "codex_exec"
 	}

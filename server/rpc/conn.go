@@ -32,6 +32,9 @@ type ClientInfo struct {
 	Name    string
 	Title   string
 	Version string
+	// Originator names the client to the model provider and in the
+	// threads it starts: Options.Originator when set, else Name.
+	Originator string
 }
 
 // Capabilities are what the client declared in initialize.

@@ -476,7 +476,7 @@ func TestInitializeCutsClientInfo(t *testing.T) {
 	if m.Error != nil {
 		t.Fatalf("initialize: %s", protocol.Cut(string(m.Raw)))
 	}
-	want := ClientInfo{Name: name[:MaxClientInfoBytes], Title: title[:MaxClientInfoBytes-1], Version: version[:MaxClientInfoBytes]}
+	want := ClientInfo{Name: name[:MaxClientInfoBytes], Title: title[:MaxClientInfoBytes-1], Version: version[:MaxClientInfoBytes], Originator: name[:MaxClientInfoBytes]}
 	if got != want {
 		t.Fatalf("client info %d/%d/%d bytes, want each cut to %d", len(got.Name), len(got.Title), len(got.Version), MaxClientInfoBytes)
 	}
@@ -486,5 +486,31 @@ func TestInitializeCutsClientInfo(t *testing.T) {
 	}
 	if !utf8.ValidString(got.Name) || !utf8.ValidString(got.Title) {
 		t.Fatal("cut inside a character")
+	}
+}
+
+// Options.Originator, when set, is every client's originator instead of
+// its name; one that could not be a header value is ignored.
+func TestOriginatorOption(t *testing.T) {
+	for _, cs := range []struct{ option, want string }{
+		{"", "client_x"},
+		{"my_origin", "my_origin"},
+		{"bad\rorigin", "client_x"},
+	} {
+		var got ClientInfo
+		s := newTestServer(t, func(o *Options) {
+			o.Originator = cs.option
+			o.Initialize = func(ci ClientInfo) (any, []Notification) {
+				got = ci
+				return protocol.Empty{}, nil
+			}
+		})
+		c := rpctest.Connect(t, s.ServeStream)
+		if m := c.Call("initialize", map[string]any{"clientInfo": map[string]any{"name": "client_x", "version": "1"}}); m.Error != nil {
+			t.Fatalf("initialize: %s", m.Raw)
+		}
+		if got.Originator != cs.want || got.Name != "client_x" {
+			t.Errorf("option %q: originator %q, name %q; want %q", cs.option, got.Originator, got.Name, cs.want)
+		}
 	}
 }

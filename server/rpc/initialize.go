@@ -30,7 +30,7 @@ func (c *Conn) handleInitialize(id json.RawMessage, raw json.RawMessage) {
 		c.sendError(id, protocol.InvalidRequest("Invalid clientInfo.name: '%s'. Must be a valid HTTP header value.", protocol.Cut(p.ClientInfo.Name)))
 		return
 	}
-	sess := newSession(p)
+	sess := newSession(p, c.srv.opts.Originator)
 	// The connection counts as initialized from the moment the result's
 	// place is reserved: a broadcast either misses the connection or is
 	// queued after the result, never before it.
@@ -60,14 +60,19 @@ func (c *Conn) handleInitialize(id json.RawMessage, raw json.RawMessage) {
 // marker, so that what is kept is the client's own prefix.
 const MaxClientInfoBytes = 256
 
-// newSession is what a valid initialize establishes.
-func newSession(p *protocol.InitializeParams) *session {
+// newSession is what a valid initialize establishes; originator, when
+// set, is the client's originator instead of its name.
+func newSession(p *protocol.InitializeParams, originator string) *session {
 	s := &session{optOut: map[string]struct{}{}}
 	var title string
 	if p.ClientInfo.Title != nil {
 		title = *p.ClientInfo.Title
 	}
 	s.info = ClientInfo{Name: cutIdentifier(p.ClientInfo.Name), Title: cutIdentifier(title), Version: cutIdentifier(p.ClientInfo.Version)}
+	s.info.Originator = s.info.Name
+	if originator != "" {
+		s.info.Originator = originator
+	}
 	s.infoCut = s.info.Name != p.ClientInfo.Name || s.info.Title != title || s.info.Version != p.ClientInfo.Version
 	if caps := p.Capabilities; caps != nil {
 		s.caps.ExperimentalAPI = caps.ExperimentalAPI

@@ -52,6 +52,11 @@ type Options struct {
 	Initialize func(ClientInfo) (result any, then []Notification)
 	// Observer, when set, is told each request's outcome (metrics).
 	Observer Observer
+	// Originator, when set, is every client's originator instead of its
+	// name (CODEX_INTERNAL_ORIGINATOR_OVERRIDE, as the reference reads
+	// it): in userAgent, the threads it starts and the model requests'
+	// originator header. One that is not a valid header value is ignored.
+	Originator string
 }
 
 // Server is the JSON-RPC engine: its handlers, its connections and its
@@ -120,6 +125,11 @@ func New(opts Options) *Server {
 	if opts.Initialize == nil {
 		opts.Initialize = func(ClientInfo) (any, []Notification) { return protocol.Empty{}, nil }
 	}
+	if o := opts.Originator; o != "" && !validHeaderValue(o) {
+		opts.Logger.Warn("ignoring an originator override that is not a valid header value", zap.String("originator", protocol.Cut(o)))
+		opts.Originator = ""
+	}
+	opts.Originator = cutIdentifier(opts.Originator)
 	drain, startDrain := context.WithCancelCause(context.Background())
 	opts.Limits.MaxInflight = max(opts.Limits.MaxInflight, 1)
 	opts.Limits.MaxInflightPerConnection = max(opts.Limits.MaxInflightPerConnection, 1)

@@ -16,14 +16,14 @@ func (sv *service) threadFork(ctx context.Context, r *rpc.Request, p *protocol.T
 	sv.refreshConfig(ctx, c)
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy,
 		sandbox: p.Sandbox, config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
-		scope: c.Scope(), method: r.Method()}
+		scope: c.Scope(), method: r.Method(), client: c.ClientInfo()}
 	// Before anything is read or written: a refused fork leaves nothing
 	// behind.
 	ov, err := sv.permit(ov)
 	if err != nil {
 		return nil, err
 	}
-	opts := rollout.ForkOptions{SourceID: p.ThreadID, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Name }}
+	opts := rollout.ForkOptions{SourceID: p.ThreadID, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Originator }}
 	if p.Path != nil && *p.Path != "" {
 		// As the reference: the file at path is the source, whatever
 		// threadId says; the source's id is the one in its metadata.

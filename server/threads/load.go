@@ -70,6 +70,7 @@ func (sv *service) load(ls loadSpec) (t *thread, err error) {
 	}
 	cfg.DynamicTools = ls.tools
 	cfg.Originator = ls.meta.originator
+	cfg.UserAgent = st.userAgent
 	cfg.History = ls.history
 	if ls.rec != nil {
 		cfg.Sink = rolloutSink{ls.rec}
@@ -145,7 +146,7 @@ func (sv *service) loadedThread(ctx context.Context, c *rpc.Conn, id string) (*t
 		return t, nil
 	}
 	sv.refreshConfig(ctx, c)
-	t, _, _, err := sv.loadStored(ctx, id, overrides{scope: c.Scope()})
+	t, _, _, err := sv.loadStored(ctx, id, overrides{scope: c.Scope(), client: c.ClientInfo()})
 	if err != nil {
 		// A file that cannot be read says why (-32603); any other refusal
 		// is the reference's "thread not found".

@@ -32,7 +32,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	sv.refreshConfig(ctx, c)
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
-		scope: c.Scope(), method: r.Method()}
+		scope: c.Scope(), method: r.Method(), client: c.ClientInfo()}
 	// Before any thread is read or loaded: a refused resume does nothing.
 	ov, err := sv.permit(ov)
 	if err != nil {

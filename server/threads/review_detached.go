@@ -32,10 +32,10 @@ func (sv *service) reviewDetached(ctx context.Context, r *rpc.Request, parent *t
 			return nil, storeErr(parent.id, err)
 		}
 	}
-	opts := rollout.ForkOptions{SourceID: parent.id, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Name }}
+	opts := rollout.ForkOptions{SourceID: parent.id, Adjust: func(m *rollout.SessionMeta) { m.Originator = c.ClientInfo().Originator }}
 	f, err := sv.fork(ctx, r, opts, false, func(rt *rollout.Thread) (threadSettings, error) {
 		st := parent.current(sv.storedSettings(ctx, rt))
-		ov := overrides{scope: c.Scope(), method: r.Method()}
+		ov := overrides{scope: c.Scope(), method: r.Method(), client: c.ClientInfo()}
 		if m := st.cfg.ReviewModel; m != "" {
 			ov.model = &m
 		}

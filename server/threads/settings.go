@@ -32,6 +32,9 @@ type threadSettings struct {
 	summary                                 string
 	mode                                    core.CollaborationMode
 	baseInstructions, developerInstructions string
+	// userAgent is the User-Agent of the thread's model requests: the
+	// initialize userAgent of the client that loaded it ("": agentd's).
+	userAgent string
 	// projectDefaults makes apply take the approval policy and sandbox
 	// from the configuration for the final cwd (project trust), before
 	// the overrides: a new thread's settings.
@@ -117,6 +120,9 @@ type overrides struct {
 
 	scope  scope.Scope
 	method string
+	// client is the client that asks, whose userAgent the thread's model
+	// requests carry (zero: not known).
+	client rpc.ClientInfo
 	// resolved: config was checked and read into the fields above
 	// (permit), so that it is done once per request.
 	resolved bool
@@ -156,6 +162,9 @@ func (sv *service) apply(s threadSettings, o overrides) (threadSettings, error) 
 	o, err := sv.permit(o)
 	if err != nil {
 		return s, err
+	}
+	if o.client.Originator != "" {
+		s.userAgent = UserAgent(o.client, sv.version)
 	}
 	if o.provider != nil {
 		p, ok := providerIn(s.cfg, *o.provider)

@@ -31,7 +31,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	st, err := sv.apply(st, overrides{
 		model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
-		scope: c.Scope(), method: r.Method(),
+		scope: c.Scope(), method: r.Method(), client: c.ClientInfo(),
 	})
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	ephemeral := p.Ephemeral != nil && *p.Ephemeral
 	meta := threadMeta{
 		createdAt: now, updatedAt: now, cwd: st.cwd, model: st.model, provider: st.provider.ID, effort: st.effort,
-		ephemeral: ephemeral, originator: c.ClientInfo().Name,
+		ephemeral: ephemeral, originator: c.ClientInfo().Originator,
 	}
 	var rec *rollout.Recorder
 	if !ephemeral {
