@@ -54,8 +54,8 @@ func readStateUpdate(context.Context, *rpc.Request, *protocol.ThreadReadStateUpd
 }
 
 // modelList lists the models agentd can serve: the configured one and the
-// built-in demo model.
-func (sv *service) modelList(_ context.Context, _ *rpc.Request, _ *protocol.ModelListParams) (*protocol.ModelListResponse, error) {
+// built-in demo model (neither hidden), a page at a time (pageModels).
+func (sv *service) modelList(_ context.Context, _ *rpc.Request, p *protocol.ModelListParams) (*protocol.ModelListResponse, error) {
 	efforts := func(list ...string) protocol.List[protocol.ReasoningEffortOption] {
 		out := protocol.List[protocol.ReasoningEffortOption]{}
 		for _, e := range list {
@@ -80,7 +80,7 @@ func (sv *service) modelList(_ context.Context, _ *rpc.Request, _ *protocol.Mode
 	}
 	data = append(data, entry(config.DemoModel, "Demo (offline)", "agentd's built-in offline demo model: try `run: CMD`, `patch: FILE TEXT`, `plan:`.",
 		cfg.Model == config.DemoModel, efforts("medium"), "medium", text))
-	return &protocol.ModelListResponse{Data: data}, nil
+	return pageModels(data, p)
 }
 
 // permissionProfileList lists the built-in sandbox profiles.

@@ -103,7 +103,8 @@ func (sv *service) threadUnsubscribe(_ context.Context, r *rpc.Request, p *proto
 	return &protocol.ThreadUnsubscribeResponse{Status: protocol.UnsubscribeUnsubscribed}, nil
 }
 
-func (sv *service) threadLoadedList(_ context.Context, _ *rpc.Request, _ *protocol.ThreadLoadedListParams) (*protocol.ThreadLoadedListResponse, error) {
-	ids := sv.threads.ids()
-	return &protocol.ThreadLoadedListResponse{Data: ids}, nil
+// threadLoadedList lists the loaded threads' ids, sorted, a page at a time
+// (pageLoadedIDs).
+func (sv *service) threadLoadedList(_ context.Context, _ *rpc.Request, p *protocol.ThreadLoadedListParams) (*protocol.ThreadLoadedListResponse, error) {
+	return pageLoadedIDs(sv.threads.ids(), p)
 }
