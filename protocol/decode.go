@@ -616,6 +616,9 @@ func (d *scanner) variant(s *Shape) (*Variant, error) {
 			d.pos++
 		}
 	}
+	if s.untagged != 0 {
+		return &s.Variants[s.untagged-1], nil
+	}
 	return nil, &decodeError{"missing field `type`"}
 }
 

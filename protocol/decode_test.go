@@ -124,6 +124,23 @@ func TestDecodeParamsValues(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(v, &protocol.ThreadStartParams{}) {
 		t.Errorf("nulls: %#v, %v", v, err)
 	}
+	// A dynamic tool without "type" is a function, as the reference (0.169)
+	// reads it; one with another type is still refused.
+	v, err = protocol.DecodeParams(lookup(t, "thread/start"), json.RawMessage(`{"dynamicTools":[{"name":"lookup","description":"d","inputSchema":{"type":"object"}},{"type":"namespace","name":"ns","description":"n","tools":[]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := v.(*protocol.ThreadStartParams).DynamicTools
+	if len(tools) != 2 || tools[0].Function == nil || tools[0].Function.Name != "lookup" || tools[1].Namespace == nil {
+		t.Errorf("dynamic tools %+v", tools)
+	}
+	var spec protocol.DynamicToolSpec
+	if err := json.Unmarshal([]byte(`{"name":"lookup","description":"d","inputSchema":{}}`), &spec); err != nil || spec.Function == nil || spec.Function.Name != "lookup" {
+		t.Errorf("untagged spec %+v: %v", spec, err)
+	}
+	if _, err := protocol.DecodeParams(lookup(t, "thread/start"), json.RawMessage(`{"dynamicTools":[{"type":"bogus","name":"x"}]}`)); err == nil {
+		t.Error("a dynamic tool of an unknown type was accepted")
+	}
 }
 
 func TestExperimentalUse(t *testing.T) {

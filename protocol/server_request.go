@@ -211,9 +211,10 @@ type DynamicToolCallResponse struct {
 	Success      bool                               `json:"success"`
 }
 
-// DynamicToolSpec declares a client tool on thread/start, tagged by "type".
+// DynamicToolSpec declares a client tool on thread/start, tagged by "type";
+// a spec without "type" is a function, as the reference reads it.
 type DynamicToolSpec struct {
-	Function  *DynamicFunctionTool  `variant:"function"`
+	Function  *DynamicFunctionTool  `variant:"function" wire:"untagged"`
 	Namespace *DynamicToolNamespace `variant:"namespace"`
 }
 

@@ -72,6 +72,7 @@ type Shape struct {
 	Schema map[string]any
 
 	byName   map[string]int // field or variant index by JSON name
+	untagged int            // KindTagged: 1 + the index of the variant an object without "type" is (wire:"untagged"); 0: none
 	required int            // number of required fields
 	check    func(string) error
 	hasExp   bool // an experimental or gated field or variant is reachable
@@ -337,6 +338,12 @@ func buildUnion(s *Shape, building map[reflect.Type]*Shape) {
 			panic(fmt.Sprintf("protocol: tagged variant %v.%s is not a struct", t, sf.Name))
 		}
 		s.byName[name] = len(s.Variants)
+		if wire["untagged"] {
+			if !tagged || s.untagged != 0 {
+				panic(fmt.Sprintf("protocol: %v.%s: untagged needs a tagged union with no other untagged variant", t, sf.Name))
+			}
+			s.untagged = len(s.Variants) + 1
+		}
 		s.Variants = append(s.Variants, v)
 	}
 	if s.Kind == KindTagged {

@@ -110,14 +110,19 @@ func unmarshalUnion(data []byte, u any) error {
 		return err
 	}
 	tag := head.Elem().Field(0).Interface().(*string)
-	if tag == nil {
+	var vr Variant
+	switch {
+	case tag != nil:
+		i, ok := s.byName[*tag]
+		if !ok {
+			return unknownVariant(*tag, variantNames(s))
+		}
+		vr = s.Variants[i]
+	case s.untagged != 0:
+		vr = s.Variants[s.untagged-1]
+	default:
 		return &decodeError{"missing field `type`"}
 	}
-	i, ok := s.byName[*tag]
-	if !ok {
-		return unknownVariant(*tag, variantNames(s))
-	}
-	vr := s.Variants[i]
 	p := reflect.New(vr.Shape.Type)
 	if err := jsonv2.Unmarshal(data, p.Interface()); err != nil {
 		return err
