@@ -26,8 +26,9 @@ import (
 //     calls are withdrawn;
 //   - serverRequest/resolved goes to every connection the request
 //     reached, whether it was answered or settled by a turn transition;
-//   - a connection that unsubscribes is withdrawn from all, and told each
-//     is resolved for it; one that closes is simply withdrawn.
+//   - a connection that unsubscribes may still answer the requests it
+//     was sent (as in the reference), and is told when each is resolved;
+//     a connection that closes answers nothing more.
 
 // route is where one server request was sent: its call on each
 // connection. It is kept in the request's projection.Pending.Route and
@@ -48,24 +49,6 @@ func (rt *route) cancel() {
 		call.Cancel()
 		delete(rt.calls, c)
 	}
-}
-
-// withdrawLocked withdraws request r from c, which unsubscribed: its call
-// is cancelled (a late answer is ignored) and c is told the request is
-// resolved for it, after what is queued. t.mu must be held.
-func (t *thread) withdrawLocked(r *projection.Pending, c *rpc.Conn) {
-	rt := routeOf(r)
-	call := rt.callOnly(c)
-	if call == nil {
-		return
-	}
-	call.Cancel()
-	delete(rt.calls, c)
-	t.outq = append(t.outq, delivery{
-		out:  projection.Output{Method: "serverRequest/resolved", Params: protocol.ServerRequestResolvedNotification{ThreadID: t.id, RequestID: protocol.IntID(call.ID())}},
-		subs: []*rpc.Conn{c}, only: c,
-	})
-	t.wakeDelivererLocked()
 }
 
 // sendRequest sends a server request to the subscribers (or only to one:
@@ -91,17 +74,10 @@ func (t *thread) sendRequest(r *projection.Pending, subs []*rpc.Conn, only *rpc.
 			continue
 		}
 		t.mu.Lock()
-		if !slices.Contains(t.subs, c) {
-			// c left while it was sent: withdraw it, and tell it the
-			// request is resolved for it, as an unsubscribe does (a
-			// closed connection gets nothing).
-			t.mu.Unlock()
-			t.settle(c, call)
-			continue
-		}
-		// Recorded even if another connection answered meanwhile: the
-		// request is on c's wire, and the resolution queued behind this
-		// delivery must reach c too.
+		// Recorded even if another connection answered meanwhile, or c
+		// unsubscribed while it was sent: the request is on c's wire, c
+		// may answer it, and the resolution queued behind this delivery
+		// must reach c too.
 		if rt = routeOf(r); rt == nil {
 			rt = &route{calls: map[*rpc.Conn]*rpc.Call{}}
 			r.Route = rt
@@ -119,12 +95,6 @@ func (rt *route) callOn(c *rpc.Conn) (*rpc.Call, bool) {
 	}
 	call, ok := rt.calls[c]
 	return call, ok
-}
-
-// callOnly is callOn without the flag.
-func (rt *route) callOnly(c *rpc.Conn) *rpc.Call {
-	call, _ := rt.callOn(c)
-	return call
 }
 
 // await waits for one connection's answer. The first answer settles the

@@ -446,8 +446,10 @@ func (t *thread) subscribeTentatively(c *rpc.Conn) (undo func()) {
 	}
 }
 
-// unsubscribe removes c and withdraws the server requests it was sent; it
-// reports whether c was subscribed.
+// unsubscribe removes c; it reports whether c was subscribed. The server
+// requests c was sent stay its to answer, as in the reference: a client
+// that unsubscribes while a request waits for it may still answer it, and
+// is told when it is resolved.
 func (t *thread) unsubscribe(c *rpc.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -461,9 +463,6 @@ func (t *thread) unsubscribeLocked(c *rpc.Conn) bool {
 		return false
 	}
 	t.subs = slices.Delete(slices.Clone(t.subs), i, i+1)
-	for _, r := range t.proj.Requests() {
-		t.withdrawLocked(r, c)
-	}
 	t.armUnloadLocked()
 	return true
 }
