@@ -191,7 +191,7 @@ func TestUnknownMethod(t *testing.T) {
 	if err.Code != protocol.CodeInvalidRequest {
 		t.Errorf("code %d", err.Code)
 	}
-	const prefix = "Invalid request: unknown variant `foo/bar`, expected one of `initialize`, `thread/start`, "
+	const prefix = "Invalid request: unknown variant `foo/bar`, expected one of `initialize`, `server/diagnostics`, "
 	if len(err.Message) < len(prefix) || err.Message[:len(prefix)] != prefix {
 		t.Errorf("message %q", err.Message)
 	}

@@ -33,6 +33,11 @@ type MethodInfo struct {
 	// but sent only to experimental connections (thread/settings/updated,
 	// thread/readState/changed).
 	ExperimentalDelivery bool
+	// NameOnly marks a client request of the reference that agentd knows
+	// by its name only: it has no params or result types for it (Params
+	// and Result are nil) and does not serve it. Such a request is gated
+	// like any other and answered -32601; the schema bundles leave it out.
+	NameOnly bool
 }
 
 // methodTable is the protocol's methods: table.go lists them.
@@ -44,11 +49,12 @@ type methodTable struct {
 
 // table is built at its first use (the first request a daemon handles),
 // not at every start of the program: a reflect.Type per params and
-// result type, 108 methods.
+// result type, 234 methods (125 of them client requests known by name
+// only).
 var table = sync.OnceValue(buildTable)
 
 // register adds a method to the table; called from buildTable.
-func (t *methodTable) register(kind MethodKind, method string, params, result any, experimental bool) {
+func (t *methodTable) register(kind MethodKind, method string, params, result any, experimental bool) *MethodInfo {
 	m := &MethodInfo{Method: method, Kind: kind, Experimental: experimental}
 	if params != nil {
 		m.Params = reflect.TypeOf(params)
@@ -64,6 +70,7 @@ func (t *methodTable) register(kind MethodKind, method string, params, result an
 	}
 	t.methods[kind][method] = m
 	t.order[kind] = append(t.order[kind], method)
+	return m
 }
 
 // Lookup returns the method of the kind with the name.

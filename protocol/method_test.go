@@ -27,11 +27,17 @@ func TestTableBuiltOnceAtFirstUse(t *testing.T) {
 	for _, kind := range []MethodKind{ClientRequest, ClientNotification, ServerRequest, ServerNotification} {
 		counts[kind] = len(Methods(kind))
 	}
-	if want := map[MethodKind]int{ClientRequest: 62, ClientNotification: 1, ServerRequest: 5, ServerNotification: 41}; !maps.Equal(counts, want) {
+	if want := map[MethodKind]int{ClientRequest: 187, ClientNotification: 1, ServerRequest: 5, ServerNotification: 41}; !maps.Equal(counts, want) {
 		t.Fatalf("methods by kind %v, want %v", counts, want)
 	}
-	if o := table().order[ClientRequest]; o[0] != "initialize" || o[1] != "thread/start" || o[len(o)-1] != "fuzzyFileSearch" {
+	if o := table().order[ClientRequest]; o[0] != "initialize" || o[1] != "server/diagnostics" || o[len(o)-1] != "fuzzyFileSearch/sessionStop" {
 		t.Fatalf("client requests not in registration order: %v", o)
+	}
+	if m, _ := Lookup(ClientRequest, "memory/reset"); m == nil || !m.Experimental || !m.NameOnly || m.Params != nil || m.Result != nil {
+		t.Fatalf("memory/reset: %+v", m)
+	}
+	if m, _ := Lookup(ClientRequest, "turn/start"); m == nil || m.NameOnly {
+		t.Fatalf("turn/start: %+v", m)
 	}
 	if m, _ := Lookup(ClientRequest, "thread/settings/update"); m == nil || !m.Experimental {
 		t.Fatal("thread/settings/update is not experimental")

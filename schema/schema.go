@@ -3,8 +3,10 @@
 // the reference server's bundles, with ClientRequest, ClientNotification,
 // ServerRequest and ServerNotification as a oneOf over methods and every type
 // under "definitions". The stable bundle leaves out experimental methods,
-// fields and union variants. The checked-in files are regenerated with
-// `go generate ./schema` (the Makefile's schema target).
+// fields and union variants. Both leave out the client requests agentd
+// knows by name only (protocol.MethodInfo.NameOnly). The checked-in files
+// are regenerated with `go generate ./schema` (the Makefile's schema
+// target).
 package schema
 
 //go:generate go run ./gen
@@ -80,8 +82,8 @@ type gen struct {
 func (g *gen) methods(kind protocol.MethodKind, suffix string, withID bool) map[string]any {
 	var branches []any
 	for _, m := range protocol.Methods(kind) {
-		if m.Experimental && !g.exp {
-			continue
+		if (m.Experimental && !g.exp) || m.NameOnly {
+			continue // a method known by name only has no types to describe
 		}
 		props := map[string]any{"method": map[string]any{"type": "string", "enum": []any{m.Method}}}
 		required := []any{"method"}

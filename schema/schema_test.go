@@ -304,7 +304,9 @@ var notInReference = []string{"rawResponse/completed", "rawResponseItem/complete
 // TestConformance compares, for every method we register, our bundle with
 // the reference bundle of the same variant: the method exists there with the
 // same experimental status, and its params and result agree on required
-// fields and property names, all the way down.
+// fields and property names, all the way down (for the methods agentd has
+// types for: one known by name only is checked for its existence and
+// status alone).
 func TestConformance(t *testing.T) {
 	for _, exp := range []bool{false, true} {
 		t.Run(schema.FileName(exp), func(t *testing.T) {
@@ -334,6 +336,12 @@ func TestConformance(t *testing.T) {
 						}
 						continue
 					}
+					if slices.Contains(legacyMethods, m.Method) {
+						if refExp.Has(kname, m.Method) {
+							t.Errorf("legacy method %s is in the reference schema now", m.Method)
+						}
+						continue
+					}
 					inStable := ref.Has(kname, m.Method)
 					if !exp && m.Experimental {
 						if inStable {
@@ -347,6 +355,9 @@ func TestConformance(t *testing.T) {
 					}
 					if exp && m.Experimental == refStable(t).Has(kname, m.Method) {
 						t.Errorf("%s: Experimental = %v, reference disagrees", m.Method, m.Experimental)
+					}
+					if m.NameOnly {
+						continue // no types to compare; our bundles leave it out
 					}
 					n++
 					ourBranch := ourMethodBranch(c.ours, kname, m.Method)
@@ -470,5 +481,82 @@ func TestStableLeavesOutExperimental(t *testing.T) {
 	}
 	if got := reflect.TypeOf(s.defs["ThreadItem"]); got == nil {
 		t.Error("ThreadItem definition missing")
+	}
+}
+
+// legacyMethods are client requests the reference accepts and lists in its
+// "unknown variant" error though its schema bundles do not have them.
+var legacyMethods = []string{"getConversationSummary", "gitDiffToRemote", "getAuthStatus"}
+
+// TestReferenceClientRequestsAreKnown is TestConformance the other way
+// round: every client request of the reference bundles is in the protocol
+// table (so agentd serves it, or answers it -32601 after gating it, never
+// "unknown variant"), experimental exactly when the stable bundle lacks
+// it, and the table lists them in the reference's order, so that the
+// "unknown variant" error is the one the reference sent.
+func TestReferenceClientRequestsAreKnown(t *testing.T) {
+	stable, err := refschema.LoadBundle(refschema.Dir(), schema.FileName(false))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("reference schema not found: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := refschema.LoadBundle(refschema.Dir(), schema.FileName(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range stable.Methods("ClientRequest") {
+		if !exp.Has("ClientRequest", m) {
+			t.Errorf("%s is in the stable bundle only", m)
+		}
+	}
+	ref := exp.Methods("ClientRequest")
+	for _, m := range ref {
+		info, ok := protocol.Lookup(protocol.ClientRequest, m)
+		switch {
+		case !ok:
+			t.Errorf("reference client request %s is not in the protocol table (protocol/table.go)", m)
+		case info.Experimental == stable.Has("ClientRequest", m):
+			t.Errorf("%s: Experimental = %v, the reference's stable bundle disagrees", m, info.Experimental)
+		}
+	}
+	for _, m := range legacyMethods {
+		if info, ok := protocol.Lookup(protocol.ClientRequest, m); !ok || info.Experimental || !info.NameOnly {
+			t.Errorf("legacy method %s: want it known by name only, not experimental", m)
+		}
+	}
+
+	// The order: UnknownMethod lists the table's client requests; the
+	// reference lists its bundle's, with the legacy methods among them.
+	msg := protocol.UnknownMethod("foo/bar").Message
+	const prefix = "Invalid request: unknown variant `foo/bar`, expected one of "
+	if !strings.HasPrefix(msg, prefix) {
+		t.Fatalf("UnknownMethod: %q", msg)
+	}
+	var listed []string
+	for _, name := range strings.Split(strings.TrimPrefix(msg, prefix), ", ") {
+		if name = strings.Trim(name, "`"); !slices.Contains(legacyMethods, name) {
+			listed = append(listed, name)
+		}
+	}
+	if !slices.Equal(listed, ref) {
+		t.Errorf("UnknownMethod lists, legacy methods aside,\n%v\nthe reference's bundle\n%v", listed, ref)
+	}
+	// And the whole message is the one the reference sent, where a
+	// transcript has it.
+	seen := 0
+	for _, m := range refschema.Transcripts(t) {
+		var e struct{ Message string }
+		if !m.Response || m.Error == nil || json.Unmarshal(m.Error, &e) != nil || !strings.HasPrefix(e.Message, prefix) {
+			continue
+		}
+		seen++
+		if e.Message != msg {
+			t.Errorf("%s:%d: the reference answered foo/bar\n%s\nagentd answers\n%s", m.File, m.Line, e.Message, msg)
+		}
+	}
+	if seen == 0 {
+		t.Error("no transcript has the reference's answer to foo/bar")
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 )
 
-// wantSmallError checks that m is an error response under 4 KB that
+// wantSmallError checks that m is an error response under 9 KiB (its
+// message is at most protocol.MaxErrorMessage) that
 // repeats no more than protocol.MaxEcho bytes of huge, and carries the cut
 // marker where it repeats any of it.
 func wantSmallError(t testing.TB, what string, m Message, huge string) {
@@ -17,7 +18,7 @@ func wantSmallError(t testing.TB, what string, m Message, huge string) {
 	if m.Error == nil {
 		t.Fatalf("%s: want an error, got %.200s", what, m.Raw)
 	}
-	if len(m.Raw) >= 4096 {
+	if len(m.Raw) >= protocol.MaxErrorMessage+1024 {
 		t.Fatalf("%s: error response of %d bytes: %.300s", what, len(m.Raw), m.Raw)
 	}
 	if strings.Contains(string(m.Raw), huge[:protocol.MaxEcho+1]) {

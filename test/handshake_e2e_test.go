@@ -42,7 +42,7 @@ func TestHandshake(t *testing.T) {
 
 	m = c.Call("foo/bar", map[string]any{})
 	WantError(t, m, codeInvalidRequest, "")
-	if !strings.HasPrefix(m.Error.Message, "Invalid request: unknown variant `foo/bar`, expected one of `initialize`, `thread/start`, ") {
+	if !strings.HasPrefix(m.Error.Message, "Invalid request: unknown variant `foo/bar`, expected one of `initialize`, `server/diagnostics`, ") {
 		t.Errorf("unknown method: %q", m.Error.Message)
 	}
 	// Unknown notifications are ignored; so are answers to server

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -141,12 +142,13 @@ func paramsRef(p map[string]any) string {
 }
 
 // Methods returns the methods of a kind ("ClientRequest", "ServerNotification", …)
-// in the reference schema.
+// in the reference schema, in the bundle's order.
 func (v *V) Methods(kind string) []string {
 	var out []string
 	for m := range v.branch[kind] {
 		out = append(out, m)
 	}
+	sort.Slice(out, func(i, j int) bool { return v.branch[kind][out[i]] < v.branch[kind][out[j]] })
 	return out
 }
 

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/schema/refschema"
 	"github.com/agentd-dev/agentd/server/rpc/rpctest"
 )
 
@@ -512,5 +514,69 @@ func TestOriginatorOption(t *testing.T) {
 		if got.Originator != cs.want || got.Name != "client_x" {
 			t.Errorf("option %q: originator %q, name %q; want %q", cs.option, got.Originator, got.Name, cs.want)
 		}
+	}
+}
+
+// Every client request of the reference's bundles (read by path) is known:
+// one agentd does not serve (here, none has a handler) is answered -32601,
+// after its params are decoded and, for one only the experimental bundle
+// has, after the experimentalApi gate; never "unknown variant".
+func TestEveryReferenceClientRequestIsKnown(t *testing.T) {
+	stable, err := refschema.LoadBundle(refschema.Dir(), "stable.schemas.json")
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("reference schema not found: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := refschema.LoadBundle(refschema.Dir(), "experimental.schemas.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestServer(t, nil)
+	plain, expc := rpctest.Connect(t, s.ServeStream), rpctest.Connect(t, s.ServeStream)
+	plain.Initialize(nil)
+	expc.Initialize(map[string]any{"experimentalApi": true})
+	// check reports what m's answer on c is not: -32601, a params decoding
+	// error, or (want) the gating error.
+	check := func(c *rpctest.Client, name, m string, gated bool) (notImplemented bool) {
+		t.Helper()
+		a := c.Call(m, map[string]any{})
+		switch {
+		case a.Error == nil:
+			t.Errorf("%s on a %s connection: served by a server without handlers: %s", m, name, a.Raw)
+		case gated:
+			if a.Error.Code != protocol.CodeInvalidRequest || (a.Error.Message != m+" requires experimentalApi capability" &&
+				!strings.HasPrefix(a.Error.Message, "Invalid request: missing field ")) {
+				t.Errorf("%s on a %s connection: want the experimentalApi gate, got %s", m, name, a.Raw)
+			}
+		case a.Error.Code == protocol.CodeMethodNotFound:
+			if want := "`" + m + "` is not implemented by agentd"; a.Error.Message != want {
+				t.Errorf("%s on a %s connection: message %q, want %q", m, name, a.Error.Message, want)
+			}
+			return true
+		case a.Error.Code != protocol.CodeInvalidRequest || strings.Contains(a.Error.Message, "unknown variant `"+m+"`") ||
+			!strings.HasPrefix(a.Error.Message, "Invalid request: missing field "):
+			t.Errorf("%s on a %s connection: want -32601 or a params error, got %s", m, name, a.Raw)
+		}
+		return false
+	}
+	n, gated := 0, 0
+	for _, m := range exp.Methods("ClientRequest") {
+		if m == "initialize" {
+			continue
+		}
+		if check(expc, "experimental", m, false) {
+			n++
+		}
+		expOnly := !stable.Has("ClientRequest", m)
+		if expOnly {
+			gated++
+		}
+		check(plain, "plain", m, expOnly)
+	}
+	// Most have params that {} decodes, or none agentd knows of.
+	if n < 100 || gated < 70 {
+		t.Errorf("%d methods answered -32601, %d gated: the bundles were not read whole", n, gated)
 	}
 }

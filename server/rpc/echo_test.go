@@ -13,6 +13,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
+// maxErrorResponse is the most an error response may take: its message
+// (at most protocol.MaxErrorMessage) and the rest.
+const maxErrorResponse = protocol.MaxErrorMessage + 1024
+
 // wantSmallError checks that m is an error response of at most a few KB
 // that repeats no more than protocol.MaxEcho bytes of huge, with the cut
 // marker where it repeats any.
@@ -21,7 +25,7 @@ func wantSmallError(t *testing.T, m rpctest.Msg, huge string) {
 	if m.Error == nil {
 		t.Fatalf("want an error, got %.200s", m.Raw)
 	}
-	if len(m.Raw) >= 4096 {
+	if len(m.Raw) >= maxErrorResponse {
 		t.Fatalf("error response of %d bytes: %.300s", len(m.Raw), m.Raw)
 	}
 	if strings.Contains(string(m.Raw), huge[:protocol.MaxEcho+1]) {
@@ -72,12 +76,12 @@ func TestErrorResponsesAreBounded(t *testing.T) {
 	c := rpctest.Connect(t, s.ServeStream)
 	c.Initialize(nil)
 	m := c.Call("x/fail", nil)
-	if len(m.Raw) >= 4096 || !strings.HasPrefix(m.Error.Message, "wrapped: eee") || !strings.Contains(m.Error.Message, protocol.CutMarker) {
+	if len(m.Raw) >= maxErrorResponse || !strings.HasPrefix(m.Error.Message, "wrapped: eee") || !strings.Contains(m.Error.Message, protocol.CutMarker) {
 		t.Fatalf("error of %d bytes: %.300s", len(m.Raw), m.Raw)
 	}
 	m = c.Call("x/failData", nil)
 	rpctest.WantError(t, m, protocol.CodeInvalidRequest, "bad")
-	if len(m.Raw) >= 4096 || m.Error.Data != nil {
+	if len(m.Raw) >= maxErrorResponse || m.Error.Data != nil {
 		t.Fatalf("error with data of %d bytes: %.300s", len(m.Raw), m.Raw)
 	}
 }

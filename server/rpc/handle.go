@@ -39,6 +39,9 @@ func Handle[P, R any](s *Server, method string, h func(ctx context.Context, r *R
 		panic("rpc: initialize is built in")
 	}
 	info, _ := protocol.Lookup(protocol.ClientRequest, method)
+	if info != nil && info.NameOnly {
+		panic("rpc: " + method + " is known by name only: give it params and result types in protocol/table.go first")
+	}
 	var serve func(ctx context.Context, r *Request, raw json.RawMessage) (any, error)
 	if info != nil {
 		checkTypes[P, R](info)

@@ -3,9 +3,10 @@ package scope
 import "sort"
 
 // methods is the one table of the scope each client request needs. Every
-// client request of the protocol has an entry (a test checks it against
-// the protocol's table), and docs/security.md shows it (a test checks that
-// too). A method it does not name (the test hooks) needs Admin.
+// client request of the protocol that agentd has types for has an entry
+// (a test checks it against the protocol's table), and docs/security.md
+// shows it (a test checks that too). A method it does not name (the test
+// hooks, the methods the protocol knows by name only) needs Admin.
 //
 // Where a method's params can ask for more than its scope (a wider
 // sandbox, a protected config key), its handler checks them too; Checked
