@@ -571,6 +571,15 @@ func (s *Session) handle(q queued) bool {
 		turnID := ""
 		if s.active != nil {
 			turnID = s.active.id
+		} else if !s.envSent {
+			// As in the reference, items injected into a thread that has
+			// no context yet come after its initial context (developer
+			// instructions, environment) and before the first prompt:
+			// the context is recorded now, with the thread's settings,
+			// and the first turn adds only what differs for it. The
+			// record holds it in that order, so a resumed thread
+			// rebuilds the same history.
+			s.recordContext("", s.TurnContext())
 		}
 		s.record(turnID, op.Items...)
 		ok(AckDone, turnID)

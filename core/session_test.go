@@ -838,6 +838,58 @@ func TestInjectAndRollback(t *testing.T) {
 	}
 }
 
+// Items injected before a thread's first turn come after its initial
+// context (developer instructions, environment) and before the prompt, as
+// in the reference; a session rebuilt from that history (a resume) sends
+// the same prefix and records no second initial context.
+func TestInjectBeforeFirstTurnFollowsInitialContext(t *testing.T) {
+	c := newFakeClient(t, script{events: textEvents("msg_1", "a")}, script{events: textEvents("msg_2", "b")})
+	s := newTestSession(t, c, func(cfg *Config) { cfg.DeveloperInstructions = "be brief" })
+	col := collect(t, s, nil)
+	if _, err := s.Call(ctx10(t), OpInjectItems{Items: []model.ResponseItem{model.NewTextMessage("", "user", "injected note")}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Call(ctx10(t), userInput("the prompt"))
+	col.waitFor(turnEnded)
+	describe := func(items []model.ResponseItem) []string {
+		var out []string
+		for _, it := range items {
+			text := it.MessageText()
+			switch {
+			case it.Role() == "developer" && text == "be brief":
+				out = append(out, "developer:instructions")
+			case it.Role() == "developer":
+				out = append(out, "developer")
+			case strings.Contains(text, "<environment_context>"):
+				out = append(out, "environment")
+			default:
+				out = append(out, it.Role()+":"+text)
+			}
+		}
+		return out
+	}
+	first := describe(c.requests()[0].Input)
+	want := []string{"developer", "developer:instructions", "environment", "user:injected note", "user:the prompt"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("first request input %q, want %q", first, want)
+	}
+
+	hist := s.History()
+	c2 := newFakeClient(t, script{events: textEvents("msg_2", "b")})
+	s2 := newTestSession(t, c2, func(cfg *Config) {
+		cfg.DeveloperInstructions = "be brief"
+		cfg.Cwd = s.TurnContext().Cwd
+		cfg.History = hist
+	})
+	col2 := collect(t, s2, nil)
+	s2.Call(ctx10(t), userInput("again"))
+	col2.waitFor(turnEnded)
+	resumed := describe(c2.requests()[0].Input)
+	if len(resumed) < len(want) || !slices.Equal(resumed[:len(want)], want) {
+		t.Fatalf("resumed request input %q, want the prefix %q", resumed, want)
+	}
+}
+
 func TestSubmitAfterShutdown(t *testing.T) {
 	c := newFakeClient(t)
 	s := newTestSession(t, c, nil)

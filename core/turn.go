@@ -329,7 +329,7 @@ func (s *Session) emitTurnStarted(t *turn, kind TurnKind) {
 // model has nothing more to do.
 func (s *Session) runRegularTurn(t *turn, first steerInput) {
 	s.emitTurnStarted(t, TurnRegular)
-	s.recordContext(t)
+	s.recordContext(t.id, t.tc)
 	if len(first.items) > 0 {
 		s.recordUserInput(t, first)
 	}
@@ -433,9 +433,11 @@ func (s *Session) callMeta(t *turn) model.CallMeta {
 // recordContext puts the developer instructions, the user's AGENTS.md
 // instructions and the environment context in the history when the thread
 // has none yet (the environment context again when it changed since the
-// last turn), and the turn's collaboration mode when the model has not
-// been told about it yet.
-func (s *Session) recordContext(t *turn) {
+// last turn), and the collaboration mode of tc when the model has not
+// been told about it yet. It records them as items of turn turnID ("" for
+// items recorded between turns, such as the context that items injected
+// into a new thread come after).
+func (s *Session) recordContext(turnID string, tc TurnContext) {
 	var items []model.ResponseItem
 	if !s.envSent {
 		instr := s.cfg.BaseInstructions
@@ -454,14 +456,14 @@ func (s *Session) recordContext(t *turn) {
 			items = append(items, model.NewTextMessage(newMessageID(), "developer", text))
 		}
 	}
-	if text := t.tc.Mode.Text(); text != "" && text != s.lastMode {
-		items = append(items, modeMessage(t.tc.Mode))
+	if text := tc.Mode.Text(); text != "" && text != s.lastMode {
+		items = append(items, modeMessage(tc.Mode))
 		s.lastMode = text
 	}
-	env := environmentContext(t.tc, s.cfg.Now())
+	env := environmentContext(tc, s.cfg.Now())
 	if !s.envSent || env != s.lastEnv {
 		var parts []model.ContentPart
-		if doc := projectDocText(s.cfg.ProjectDoc, t.tc.Cwd); doc != "" && !s.envSent {
+		if doc := projectDocText(s.cfg.ProjectDoc, tc.Cwd); doc != "" && !s.envSent {
 			parts = append(parts, model.ContentPart{Type: "input_text", Text: doc})
 		}
 		parts = append(parts, model.ContentPart{Type: "input_text", Text: env})
@@ -469,7 +471,7 @@ func (s *Session) recordContext(t *turn) {
 		s.lastEnv = env
 	}
 	s.envSent = true
-	s.record(t.id, items...)
+	s.record(turnID, items...)
 }
 
 // recordUserInput records a user message: item started, history, item

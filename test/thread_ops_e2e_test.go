@@ -86,6 +86,66 @@ func TestThreadHistoryOperations(t *testing.T) {
 	WantError(t, c.Call("thread/shellCommand", map[string]any{"threadId": id, "command": ""}), codeInvalidRequest, "command must not be empty")
 }
 
+// Items injected before a thread's first turn reach the model after the
+// initial context (developer instructions, environment) and before the
+// prompt, as in the reference; after a restart and thread/resume the
+// model gets the same history, with the thread read back as one turn.
+func TestInjectItemsBeforeFirstTurn(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(
+		mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "one done"), mockmodel.Completed("resp_1", usage())),
+		mockmodel.Reply("resp_2", mockmodel.Text("msg_2", "two done"), mockmodel.Completed("resp_2", usage())),
+	)
+	home, work := shortTempDir(t), t.TempDir()
+	d := Start(t, Options{Home: home, ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", nil)
+	id := startThread(t, c, map[string]any{"cwd": work})
+	WantResult(t, c.Call("thread/inject_items", map[string]any{"threadId": id, "items": []any{
+		map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "injected context"}}},
+	}}))
+	runTurn(t, c, id, "the prompt")
+	shape := func(r mockmodel.Request) []string {
+		var out []string
+		for _, it := range r.Input() {
+			text := ""
+			for _, p := range it["content"].([]any) {
+				text += p.(map[string]any)["text"].(string)
+			}
+			switch {
+			case strings.Contains(text, "<environment_context>"):
+				text = "environment"
+			case it["role"] == "developer":
+				text = "instructions"
+			}
+			out = append(out, it["role"].(string)+":"+text)
+		}
+		return out
+	}
+	first := shape(m.Requests()[0])
+	want := []string{"developer:instructions", "user:environment", "assistant:injected context", "user:the prompt"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("first request input %q, want %q", first, want)
+	}
+	d.CloseStdin()
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	d2 := Start(t, Options{Home: home})
+	c2 := d2.Stdio()
+	c2.Initialize("e2e", nil)
+	res := unmarshal(t, WantResult(t, c2.Call("thread/resume", map[string]any{"threadId": id})))
+	if n := len(path(res, "thread", "turns").([]any)); n != 1 {
+		t.Fatalf("resumed thread has %d turns: %v", n, res)
+	}
+	runTurn(t, c2, id, "again")
+	second := shape(m.Requests()[1])
+	if len(second) < len(first)+1 || !slices.Equal(second[:len(first)], first) || second[len(first)] != "assistant:one done" {
+		t.Fatalf("request after resume %q, want it to start with %q and the answer", second, first)
+	}
+}
+
 // thread/turns/list and thread/items/list page with cursors both ways.
 func TestTurnsAndItemsPaging(t *testing.T) {
 	m := mockmodel.New(t)
