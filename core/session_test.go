@@ -730,6 +730,9 @@ func TestOverridesPersistAndOutputSchemaDoesNot(t *testing.T) {
 	if r[0].Model != "other-model" || r[0].Reasoning == nil || r[0].Reasoning.Effort != "high" || r[0].Text == nil {
 		t.Fatalf("first request %+v", r[0])
 	}
+	if f := r[0].Text.Format; f == nil || f.Type != "json_schema" || f.Name != "codex_output_schema" || !f.Strict || string(f.Schema) != `{"type":"object"}` {
+		t.Fatalf("first request's text.format %+v", f)
+	}
 	if r[1].Model != "other-model" || r[1].Reasoning.Effort != "high" || r[1].Text != nil {
 		t.Fatalf("second request %+v", r[1])
 	}

@@ -700,11 +700,15 @@ func (s *Session) buildRequest(t *turn) *model.Request {
 	}
 	if len(t.tc.OutputSchema) > 0 {
 		req.Text.Format = &model.TextFormat{
-			Type: "json_schema", Name: "output", Schema: t.tc.OutputSchema, Strict: true,
+			Type: "json_schema", Name: outputSchemaName, Schema: t.tc.OutputSchema, Strict: true,
 		}
 	}
 	return req
 }
+
+// outputSchemaName is the name of a turn's output schema in the request's
+// text.format, the reference's.
+const outputSchemaName = "codex_output_schema"
 
 // turnErrorFrom classifies a failure that ends a turn.
 func turnErrorFrom(err error) *TurnError {

@@ -216,7 +216,7 @@ func TestExecJSONEventStream(t *testing.T) {
 		t.Errorf("the model got %q", got)
 	}
 	format, _ := path(req.JSON, "text", "format").(map[string]any)
-	if format["type"] != "json_schema" || path(format, "schema", "required") == nil {
+	if format["type"] != "json_schema" || format["name"] != "codex_output_schema" || format["strict"] != true || path(format, "schema", "required") == nil {
 		t.Errorf("the request's text.format is %v; want the output schema", format)
 	}
 }
