@@ -239,6 +239,11 @@ func (s *Session) toolSpecs(t *turn) []json.RawMessage {
 		specs = append(specs, viewImageSpec)
 	}
 	for _, d := range s.cfg.DynamicTools {
+		if d.DeferLoading {
+			// Hidden from the model until it is loaded: the reference
+			// offers it only through tool_search, which agentd has not.
+			continue
+		}
 		specs = append(specs, d.spec())
 	}
 	specs = append(specs, s.mcpSpecs(t)...)
@@ -354,11 +359,22 @@ func (s *Session) runRequestUserInput(ctx context.Context, t *turn, c *toolCall)
 // DynamicToolSpec is a tool the client declared at thread start. The model
 // calls it like any function; the client runs it.
 type DynamicToolSpec struct {
-	Name         string
-	Namespace    string
-	Description  string
-	InputSchema  json.RawMessage
+	Name        string
+	Namespace   string
+	Description string
+	InputSchema json.RawMessage
+	// DeferLoading hides the tool from the model's tool list (the
+	// reference loads such tools on demand, through a tool search). It
+	// needs a namespace.
 	DeferLoading bool
+}
+
+// DeferredWithoutNamespaceError refuses a dynamic tool with deferLoading
+// and no namespace; its text is the reference's.
+type DeferredWithoutNamespaceError struct{ Name string }
+
+func (e *DeferredWithoutNamespaceError) Error() string {
+	return "deferred dynamic tool must include a namespace: " + e.Name
 }
 
 // qualifiedName is the function name the model sees: namespaced tools are
@@ -446,6 +462,9 @@ func ValidateDynamicTools(specs []DynamicToolSpec) error {
 			return fmt.Errorf("dynamicTools[%d]: duplicate tool %q", i, q)
 		}
 		seen[q] = true
+		if d.DeferLoading && d.Namespace == "" {
+			return &DeferredWithoutNamespaceError{Name: cutName(d.Name)}
+		}
 		if len(d.InputSchema) > 0 {
 			var schema map[string]any
 			if err := json.Unmarshal(d.InputSchema, &schema); err != nil {

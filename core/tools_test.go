@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -647,6 +648,36 @@ func TestDynamicToolNameCutInError(t *testing.T) {
 		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "bytes in all]") || !utf8.ValidString(err.Error()) {
 			t.Fatalf("error of %d bytes: %.200v", len(fmt.Sprint(err)), err)
 		}
+	}
+}
+
+// A dynamic tool with deferLoading is not in the model's tool list (the
+// reference offers it only once loaded); one without a namespace is
+// refused with the reference's text.
+func TestDeferredDynamicToolsAreNotOffered(t *testing.T) {
+	c := newFakeClient(t, script{events: textEvents("msg_1", "a")})
+	s := newTestSession(t, c, func(cfg *Config) {
+		cfg.DynamicTools = []DynamicToolSpec{
+			{Name: "shown"},
+			{Name: "also_shown", Namespace: "ns"},
+			{Name: "hidden", Namespace: "ns", DeferLoading: true},
+		}
+	})
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	col.waitFor(turnEnded)
+	names := strings.Split(toolNames(c.requests()[0]), ",")
+	if !slices.Contains(names, "shown") || !slices.Contains(names, "ns__also_shown") || slices.Contains(names, "ns__hidden") {
+		t.Fatalf("tools offered: %s", names)
+	}
+
+	err := ValidateDynamicTools([]DynamicToolSpec{{Name: "lonely", DeferLoading: true}})
+	var deferred *DeferredWithoutNamespaceError
+	if !errors.As(err, &deferred) || err.Error() != "deferred dynamic tool must include a namespace: lonely" {
+		t.Fatalf("deferred tool without a namespace: %v", err)
+	}
+	if err := ValidateDynamicTools([]DynamicToolSpec{{Name: "fine", Namespace: "ns", DeferLoading: true}}); err != nil {
+		t.Fatalf("deferred tool with a namespace: %v", err)
 	}
 }
 

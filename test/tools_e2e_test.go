@@ -268,6 +268,32 @@ func TestToolFamiliesOffered(t *testing.T) {
 	}
 }
 
+// A client's dynamic tool with deferLoading is not offered to the model
+// (the reference loads such tools on demand); one without a namespace is
+// refused as the reference refuses it.
+func TestDeferredDynamicToolsHidden(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "done"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", map[string]any{"experimentalApi": true})
+	schema := map[string]any{"type": "object", "properties": map[string]any{}}
+	fn := func(name string, deferred bool) map[string]any {
+		return map[string]any{"type": "function", "name": name, "description": "d", "inputSchema": schema, "deferLoading": deferred}
+	}
+	WantError(t, c.Call("thread/start", map[string]any{"cwd": t.TempDir(), "dynamicTools": []any{fn("lonely", true)}}),
+		codeInvalidRequest, "deferred dynamic tool must include a namespace: lonely")
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir(), "dynamicTools": []any{
+		fn("plain", false),
+		map[string]any{"type": "namespace", "name": "ns", "description": "tools", "tools": []any{fn("shown", false), fn("hidden", true)}},
+	}})
+	runTurn(t, c, id, "go")
+	names := m.Requests()[0].ToolNames()
+	if !slices.Contains(names, "plain") || !slices.Contains(names, "ns__shown") || slices.Contains(names, "ns__hidden") {
+		t.Fatalf("tools offered: %v", names)
+	}
+}
+
 // A model_catalog_json the daemon cannot use stops it at startup with
 // the reason.
 func TestBadModelCatalogue(t *testing.T) {

@@ -243,6 +243,11 @@ func dynamicTools(specs []protocol.DynamicToolSpec) ([]core.DynamicToolSpec, err
 		}
 	}
 	if err := core.ValidateDynamicTools(out); err != nil {
+		var deferred *core.DeferredWithoutNamespaceError
+		if errors.As(err, &deferred) {
+			// The reference's text, as it is.
+			return nil, protocol.InvalidRequest("%s", err.Error())
+		}
 		return nil, protocol.InvalidRequest("Invalid request: %v", err)
 	}
 	return out, nil
