@@ -157,9 +157,11 @@ func compactedHistory(hist []model.ResponseItem, summary string) []model.Respons
 // returns the text of its last message, its usage, and the rate limits
 // its headers reported (nil when no stream opened).
 func (s *Session) streamText(t *turn, req *model.Request) (string, *model.TokenUsage, *model.RateLimitSnapshot, error) {
-	stream, err := s.cfg.Client.Stream(t.ctx, req, model.CallMeta{
+	meta := model.CallMeta{
 		Originator: s.cfg.Originator, UserAgent: s.cfg.UserAgent, ThreadID: s.cfg.ThreadID, TurnID: t.id,
-	})
+	}
+	req.ClientMetadata = requestMetadata(&meta, nil)
+	stream, err := s.cfg.Client.Stream(t.ctx, req, meta)
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -46,6 +46,10 @@ type OpUserInput struct {
 	Input           []UserInput
 	Overrides       TurnOverrides
 	ClientMessageID string
+	// ClientMetadata and ClientMetadataPatch are the client's metadata
+	// for the turn's model requests (see ClientMetadata).
+	ClientMetadata      map[string]string
+	ClientMetadataPatch map[string]string
 }
 
 // OpSteer adds input to the running turn. ExpectedTurnID, when set, must be
@@ -54,6 +58,10 @@ type OpSteer struct {
 	Input           []UserInput
 	ExpectedTurnID  string
 	ClientMessageID string
+	// ClientMetadata and ClientMetadataPatch update the running turn's
+	// metadata for its next model requests (see ClientMetadata).
+	ClientMetadata      map[string]string
+	ClientMetadataPatch map[string]string
 }
 
 // OpInterrupt stops the running turn. TurnID, when set, must match it.

@@ -470,6 +470,7 @@ func (s *Session) handle(q queued) bool {
 				q.reply <- Reply{Err: notSteerable(t, "the running %s turn cannot take input")}
 				return false
 			}
+			t.setClientMetadata(op.ClientMetadata, op.ClientMetadataPatch)
 			t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
 			ok(AckSteered, t.id)
 			return false
@@ -481,6 +482,7 @@ func (s *Session) handle(q queued) bool {
 		tc.OutputSchema = op.Overrides.OutputSchema
 		t := s.startTurn(q.sub.ID, TurnRegular, tc)
 		t.trace = q.sub.Trace
+		t.setClientMetadata(op.ClientMetadata, op.ClientMetadataPatch)
 		ok(AckStarted, t.id)
 		go s.runRegularTurn(t, steerInput{items: op.Input, clientID: op.ClientMessageID})
 	case OpSteer:
@@ -497,6 +499,7 @@ func (s *Session) handle(q queued) bool {
 			q.reply <- Reply{Err: notSteerable(t, "cannot steer a %s turn")}
 			return false
 		}
+		t.setClientMetadata(op.ClientMetadata, op.ClientMetadataPatch)
 		t.steer(steerInput{items: op.Input, clientID: op.ClientMessageID})
 		ok(AckSteered, t.id)
 	case OpInterrupt:

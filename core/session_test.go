@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -890,6 +891,66 @@ func TestInjectBeforeFirstTurnFollowsInitialContext(t *testing.T) {
 	resumed := describe(c2.requests()[0].Input)
 	if len(resumed) < len(want) || !slices.Equal(resumed[:len(want)], want) {
 		t.Fatalf("resumed request input %q, want the prefix %q", resumed, want)
+	}
+}
+
+// The client's metadata for a turn reaches its model requests as the
+// reference sends it: flattened into the JSON of
+// client_metadata["x-codex-turn-metadata"] (and the header of that name),
+// next to the session, thread and turn ids, which it cannot replace; a
+// steer replaces it (a patch adds to it) for the next request; the next
+// turn starts without it.
+func TestClientMetadataForwarded(t *testing.T) {
+	gate := make(chan struct{})
+	c := newFakeClient(t,
+		script{events: textEvents("msg_1", "partial", " never"), gate: gate, gateAt: 3},
+		script{events: textEvents("msg_2", "steered")},
+		script{events: textEvents("msg_3", "next")})
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	ack, err := s.Call(ctx10(t), OpUserInput{Input: []UserInput{TextInput("go")},
+		ClientMetadata: map[string]string{"fiber_run_id": "fiber-start", "turn_id": "not-mine", "x-codex-window-id": "w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.waitFor(isMsg[AgentMessageDelta])
+	if _, err := s.Call(ctx10(t), OpSteer{Input: []UserInput{TextInput("steer")}, ExpectedTurnID: ack.TurnID,
+		ClientMetadata: map[string]string{"fiber_run_id": "fiber-steer"}, ClientMetadataPatch: map[string]string{"origin": "gaas"}}); err != nil {
+		t.Fatal(err)
+	}
+	col.waitFor(turnEnded)
+	s.Call(ctx10(t), userInput("again"))
+	col.waitFor(func(ev Event) bool { x, ok := ev.Msg.(TurnComplete); return ok && x.LastAgentMessage == "next" })
+
+	reqs, metas := c.requests(), c.callMetas()
+	turnMeta := func(i int) map[string]string {
+		t.Helper()
+		cm := reqs[i].ClientMetadata
+		keys := slices.Sorted(maps.Keys(cm))
+		if !slices.Equal(keys, []string{"session_id", "thread_id", "turn_id", "x-codex-turn-metadata"}) {
+			t.Fatalf("request %d client_metadata keys %v", i, keys)
+		}
+		if cm["session_id"] != "thread-1" || cm["thread_id"] != "thread-1" || cm["turn_id"] != metas[i].TurnID {
+			t.Fatalf("request %d client_metadata %v", i, cm)
+		}
+		if metas[i].TurnMetadata != cm["x-codex-turn-metadata"] {
+			t.Fatalf("request %d header %q, body %q", i, metas[i].TurnMetadata, cm["x-codex-turn-metadata"])
+		}
+		var m map[string]string
+		if err := json.Unmarshal([]byte(cm["x-codex-turn-metadata"]), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	want := []map[string]string{
+		{"session_id": "thread-1", "thread_id": "thread-1", "turn_id": ack.TurnID, "fiber_run_id": "fiber-start"},
+		{"session_id": "thread-1", "thread_id": "thread-1", "turn_id": ack.TurnID, "fiber_run_id": "fiber-steer", "origin": "gaas"},
+		{"session_id": "thread-1", "thread_id": "thread-1", "turn_id": metas[2].TurnID},
+	}
+	for i, w := range want {
+		if got := turnMeta(i); !maps.Equal(got, w) {
+			t.Fatalf("request %d turn metadata %v, want %v", i, got, w)
+		}
 	}
 }
 

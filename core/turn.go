@@ -2,9 +2,11 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -62,6 +64,33 @@ type turn struct {
 	onWaiting func(waiting bool)
 	// plans counts the proposed plans of the turn (its goroutine only).
 	plans int
+	// clientMeta is the client's metadata for the turn's model requests
+	// (guarded by mu).
+	clientMeta map[string]string
+}
+
+// setClientMetadata applies a turn/start's or turn/steer's metadata, as
+// the reference does: a map given replaces the client's entries (an empty
+// one clears them), then the patch's entries are added over them.
+func (t *turn) setClientMetadata(replace, patch map[string]string) {
+	if replace == nil && len(patch) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if replace != nil {
+		t.clientMeta = maps.Clone(replace)
+	}
+	if len(patch) > 0 && t.clientMeta == nil {
+		t.clientMeta = map[string]string{}
+	}
+	maps.Copy(t.clientMeta, patch)
+}
+
+func (t *turn) clientMetadata() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.clientMeta)
 }
 
 // nextPlanID is the id of the turn's next proposed plan item: the
@@ -576,7 +605,9 @@ func (s *Session) sampleOnce(t *turn, rerouted *bool) (res sampleResult, err err
 		return res, errSteered
 	}
 	req := s.buildRequest(t)
-	stream, err := s.cfg.Client.Stream(streamCtx, req, s.callMeta(t))
+	meta := s.callMeta(t)
+	req.ClientMetadata = requestMetadata(&meta, t.clientMetadata())
+	stream, err := s.cfg.Client.Stream(streamCtx, req, meta)
 	if err != nil {
 		if t.hasSteers() && t.ctx.Err() == nil {
 			return res, errSteered
@@ -704,6 +735,44 @@ func (s *Session) buildRequest(t *turn) *model.Request {
 		}
 	}
 	return req
+}
+
+// turnMetadataKey is the client_metadata key (and the header) that holds
+// the turn's metadata as a JSON object, as the reference names it.
+const turnMetadataKey = "x-codex-turn-metadata"
+
+// reservedMetadataKeys are the reference's own turn metadata keys: a
+// client's entry with one of these names is dropped, whether or not
+// agentd sends that key.
+var reservedMetadataKeys = map[string]bool{
+	"installation_id": true, "x-codex-installation-id": true, "session_id": true, "thread_id": true,
+	"turn_id": true, "window_id": true, "x-codex-window-id": true, turnMetadataKey: true,
+	"request_kind": true, "compaction": true, "turn_started_at_unix_ms": true, "forked_from_thread_id": true,
+}
+
+// requestMetadata returns a model request's client_metadata and sets
+// meta's turn metadata (sent as the x-codex-turn-metadata header), as the
+// reference does: the session, thread and turn ids at the top level, and
+// under x-codex-turn-metadata a JSON object of the same ids with the
+// client's entries (client) added. The client's entries never replace
+// the daemon's own keys and are not top-level keys.
+func requestMetadata(meta *model.CallMeta, client map[string]string) map[string]string {
+	session := meta.SessionID
+	if session == "" {
+		session = meta.ThreadID
+	}
+	own := map[string]string{"session_id": session, "thread_id": meta.ThreadID, "turn_id": meta.TurnID}
+	turnMeta := make(map[string]string, len(own)+len(client))
+	for k, v := range client {
+		if !reservedMetadataKeys[k] {
+			turnMeta[k] = v
+		}
+	}
+	maps.Copy(turnMeta, own)
+	b, _ := json.Marshal(turnMeta)
+	meta.TurnMetadata = string(b)
+	own[turnMetadataKey] = meta.TurnMetadata
+	return own
 }
 
 // outputSchemaName is the name of a turn's output schema in the request's

@@ -526,3 +526,37 @@ func TestRawEventsOptIn(t *testing.T) {
 		}
 	}
 }
+
+// turn/start's responsesapiClientMetadata reaches the model as the
+// reference sends it: flattened into the JSON of
+// client_metadata["x-codex-turn-metadata"] and the x-codex-turn-metadata
+// header, next to the session, thread and turn ids (which it cannot
+// replace), and not as top-level client_metadata keys.
+func TestClientMetadataReachesTheModel(t *testing.T) {
+	m := mockmodel.New(t)
+	m.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "done"), mockmodel.Completed("resp_1", usage())))
+	d := Start(t, Options{ConfigTOML: mockConfig(m, "")})
+	c := d.Stdio()
+	c.Initialize("e2e", map[string]any{"experimentalApi": true})
+	id := startThread(t, c, map[string]any{"cwd": t.TempDir()})
+	res := unmarshal(t, WantResult(t, c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello"),
+		"responsesapiClientMetadata": map[string]any{"fiber_run_id": "fiber-start-123", "origin": "gaas", "thread_id": "not-mine"}})))
+	turnID := str(res, "turn", "id")
+	c.ReadUntil(isMethod("turn/completed"))
+	req := m.Requests()[0]
+	top, _ := req.JSON["client_metadata"].(map[string]any)
+	if top["thread_id"] != id || top["session_id"] != id || top["turn_id"] != turnID || top["fiber_run_id"] != nil {
+		t.Fatalf("client_metadata %v", top)
+	}
+	body, _ := top["x-codex-turn-metadata"].(string)
+	if header := req.Header.Get("x-codex-turn-metadata"); header != body {
+		t.Fatalf("x-codex-turn-metadata header %q, body %q", header, body)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(body), &meta); err != nil {
+		t.Fatalf("x-codex-turn-metadata %q: %v", body, err)
+	}
+	if meta["fiber_run_id"] != "fiber-start-123" || meta["origin"] != "gaas" || meta["turn_id"] != turnID || meta["thread_id"] != id || meta["session_id"] != id {
+		t.Fatalf("turn metadata %v", meta)
+	}
+}

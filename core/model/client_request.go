@@ -83,6 +83,9 @@ func (c *Client) setHeaders(h http.Header, meta CallMeta, key string) {
 	if meta.ParentThreadID != "" {
 		h.Set("x-codex-parent-thread-id", meta.ParentThreadID)
 	}
+	if meta.TurnMetadata != "" {
+		h.Set("x-codex-turn-metadata", meta.TurnMetadata)
+	}
 	if meta.Traceparent != "" {
 		h.Set("traceparent", meta.Traceparent)
 		if meta.Tracestate != "" {

@@ -60,4 +60,8 @@ type CallMeta struct {
 	// context to the provider.
 	Traceparent string
 	Tracestate  string
+	// TurnMetadata, when set, is sent as x-codex-turn-metadata: the
+	// turn's metadata as a JSON object (the request's
+	// client_metadata["x-codex-turn-metadata"] holds the same).
+	TurnMetadata string
 }
