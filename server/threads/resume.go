@@ -5,7 +5,6 @@ import (
 
 	"github.com/agentd-dev/agentd/server/rpc"
 
-	"github.com/agentd-dev/agentd/core"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/scope"
@@ -84,16 +83,16 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 
 // joinLoaded subscribes c to a thread that is already loaded (a second
 // client, or the same client after a reconnect), even before its first
-// turn. Requests still pending are re-sent to it after the result.
+// turn. Requests still pending are re-sent to it after the result. As in
+// the reference, the settings the request gives (ov) do not change the
+// loaded thread, running or idle: the result has the thread's own (a turn
+// changes them with its overrides). They are still checked, so that a
+// client is told what its token may not ask for.
 func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov overrides, excludeTurns bool) (*protocol.ThreadResumeResponse, error) {
 	c := r.Conn()
-	st, err := sv.apply(t.settings(ctx, sv), ov)
-	if err != nil {
+	st := t.settings(ctx, sv)
+	if _, err := sv.apply(st, ov); err != nil {
 		return nil, err
-	}
-	o := core.TurnOverrides{Cwd: &st.cwd, Model: &st.model, Effort: &st.effort, Summary: &st.summary, ApprovalPolicy: &st.approval, Sandbox: &st.sandbox}
-	if _, err := t.sess.Call(ctx, core.OpOverrideTurnContext{Overrides: o}); err != nil {
-		return nil, rejectErr(err)
 	}
 	wire := t.wire(false)
 	if !excludeTurns {
@@ -112,8 +111,8 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 }
 
 // readOnlyResume refuses, to a read-scope client, a thread/resume that
-// would do more than subscribe: any setting (on a loaded thread, it
-// changes the settings of every later turn), history to load, or a
+// would do more than subscribe: any setting (on a stored thread, it
+// changes the settings the thread is loaded with), history to load, or a
 // rollout file to read.
 func readOnlyResume(sc scope.Scope, method string, p *protocol.ThreadResumeParams) error {
 	if sc.Allows(scope.Operate) {

@@ -584,3 +584,44 @@ func TestInputLongerThanTheCharacterLimit(t *testing.T) {
 	}
 	c.ReadUntil(method("turn/completed"))
 }
+
+// Resuming a loaded thread, idle or running, leaves its settings as they
+// are, as in the reference: the result has the thread's own, and its next
+// turn runs with them.
+func TestResumeOfALoadedThreadKeepsItsSettings(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.client(), f.client()
+	dir, other := t.TempDir(), t.TempDir()
+	id := f.startThread(a, map[string]any{"cwd": dir})
+	settings := func(m rpctest.Msg) (cwd, approval string) {
+		t.Helper()
+		var r struct {
+			Cwd            string `json:"cwd"`
+			ApprovalPolicy string `json:"approvalPolicy"`
+		}
+		if m.Error != nil || json.Unmarshal(m.Result, &r) != nil {
+			t.Fatalf("resume: %s", m.Raw)
+		}
+		return r.Cwd, r.ApprovalPolicy
+	}
+	override := map[string]any{"threadId": id, "cwd": other, "approvalPolicy": "never", "excludeTurns": true}
+	if cwd, ap := settings(b.Call("thread/resume", override)); cwd != dir || ap != "on-request" {
+		t.Fatalf("resume of an idle thread: cwd %s, approvalPolicy %s", cwd, ap)
+	}
+	// Running: waiting on an approval.
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("run: touch " + filepath.Join(dir, "x")),
+		"approvalPolicy": "untrusted", "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}})
+	req := a.ReadUntil(method("item/commandExecution/requestApproval"))
+	if cwd, ap := settings(b.Call("thread/resume", override)); cwd != dir || ap != "untrusted" {
+		t.Fatalf("resume of a running thread: cwd %s, approvalPolicy %s", cwd, ap)
+	}
+	a.Answer(req.ID, map[string]any{"decision": "accept"})
+	a.ReadUntil(method("turn/completed"))
+	a.Call("turn/start", map[string]any{"threadId": id, "input": textInput("run: pwd")})
+	done := a.ReadUntil(func(m rpctest.Msg) bool {
+		return m.Method == "item/completed" && strings.Contains(string(m.Params), `"commandExecution"`)
+	})
+	if !strings.Contains(string(done.Params), fmt.Sprintf(`"cwd":%q`, dir)) {
+		t.Fatalf("the next command ran elsewhere: %s", done.Params)
+	}
+}
