@@ -333,39 +333,30 @@ func TestCommandExecConnectionScope(t *testing.T) {
 	b.AssertNoMessage()
 }
 
-// A shutdown kills running commands at once instead of waiting for them.
+// A shutdown kills running commands at once instead of waiting for them;
+// so does a stdio client that closes its input (it is leaving), without
+// waiting for the shutdown deadline (ten minutes here) as the daemon does
+// for the other requests in flight.
 func TestCommandExecShutdown(t *testing.T) {
-	d, c := utilClient(t, Options{})
-	id, pid := startPidProcess(t, c, "long")
-	d.Signal(syscall.SIGTERM)
-	var r execResult
-	validResult(t, "command/exec", c.Response(id), &r)
-	if r.ExitCode == 0 {
-		t.Fatalf("killed command exited 0")
+	for name, end := range map[string]func(*Daemon){
+		"SIGTERM":   func(d *Daemon) { d.Signal(syscall.SIGTERM) },
+		"stdin EOF": (*Daemon).CloseStdin,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, c := utilClient(t, Options{Config: []string{"server.shutdown_timeout_ms=600000"}})
+			id, pid := startPidProcess(t, c, "long")
+			end(d)
+			var r execResult
+			validResult(t, "command/exec", c.Response(id), &r)
+			if r.ExitCode == 0 {
+				t.Fatalf("killed command exited 0")
+			}
+			if code := d.Wait(); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			waitGone(t, pid)
+		})
 	}
-	if code := d.Wait(); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	waitGone(t, pid)
-}
-
-// A stdio client that closes its input is leaving: its running commands
-// are killed then and their requests answered with the exit, and the
-// daemon exits, without waiting for the shutdown deadline (ten minutes
-// here) as it does for the other requests in flight.
-func TestCommandExecEndsAtStdinEOF(t *testing.T) {
-	d, c := utilClient(t, Options{Config: []string{"server.shutdown_timeout_ms=600000"}})
-	id, pid := startPidProcess(t, c, "long")
-	d.CloseStdin()
-	var r execResult
-	validResult(t, "command/exec", c.Response(id), &r)
-	if r.ExitCode == 0 {
-		t.Fatalf("killed command exited 0")
-	}
-	if code := d.Wait(); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	waitGone(t, pid)
 }
 
 // Without a sandboxPolicy the configured sandbox (read-only by default)

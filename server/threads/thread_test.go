@@ -388,19 +388,19 @@ func TestModelClientFollowsTheProviderSettings(t *testing.T) {
 	}
 }
 
-// A client that comes back to a thread while it is being unloaded (out of
-// the registry, its rollout still open) waits for the unload to end, is
-// told of it, and then gets the thread loaded again: not the rollout's
-// "open recorder" error, and no thread/closed after its answer.
-func TestResumeWhileUnloadingWaitsForIt(t *testing.T) {
-	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = 50 * time.Millisecond })
+// idleUnloadHeld runs a turn on a new thread, leaves it idle without
+// subscribers, and returns once its unload has begun and is held (out of
+// the registry, its rollout still open) until release is closed.
+func idleUnloadHeld(t *testing.T) (f *fixture, id string, release chan struct{}) {
+	t.Helper()
+	f = newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = 50 * time.Millisecond })
 	reached, release := make(chan string, 1), make(chan struct{})
 	f.sv.unloadingHook = func(id string) {
 		reached <- id
 		<-release
 	}
 	c := f.client()
-	id := f.startThread(c, nil)
+	id = f.startThread(c, nil)
 	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
 	c.ReadUntil(method("turn/completed"))
 	c.Call("thread/unsubscribe", map[string]any{"threadId": id})
@@ -412,6 +412,15 @@ func TestResumeWhileUnloadingWaitsForIt(t *testing.T) {
 	case <-time.After(rpctest.WaitTimeout):
 		t.Fatal("the idle thread was not unloaded")
 	}
+	return f, id, release
+}
+
+// A client that comes back to a thread while it is being unloaded (out of
+// the registry, its rollout still open) waits for the unload to end, is
+// told of it, and then gets the thread loaded again: not the rollout's
+// "open recorder" error, and no thread/closed after its answer.
+func TestResumeWhileUnloadingWaitsForIt(t *testing.T) {
+	f, id, release := idleUnloadHeld(t)
 	back := f.client()
 	rid := back.Request("thread/resume", map[string]any{"threadId": id})
 	back.AssertNoMessage() // the resume waits for the unload
@@ -523,22 +532,7 @@ func TestResumeWhileArchivingWaitsForIt(t *testing.T) {
 // The daemon's shutdown waits for a thread in the middle of its idle
 // unload, whose rollout is still open, before it closes the store.
 func TestShutdownWaitsForAnUnload(t *testing.T) {
-	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = 50 * time.Millisecond })
-	reached, release := make(chan string, 1), make(chan struct{})
-	f.sv.unloadingHook = func(id string) {
-		reached <- id
-		<-release
-	}
-	c := f.client()
-	id := f.startThread(c, nil)
-	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
-	c.ReadUntil(method("turn/completed"))
-	c.Call("thread/unsubscribe", map[string]any{"threadId": id})
-	select {
-	case <-reached:
-	case <-time.After(rpctest.WaitTimeout):
-		t.Fatal("the idle thread was not unloaded")
-	}
+	f, _, release := idleUnloadHeld(t)
 	done := make(chan struct{})
 	go func() {
 		f.s.Shutdown("test over")
