@@ -141,14 +141,7 @@ func TestInstructionSourcesOnResumeAndFork(t *testing.T) {
 	id := str(res, "thread", "id")
 	c.ReadUntil(isMethod("thread/started"))
 	runTurn(t, c, id, "hi")
-	d.CloseStdin()
-	if code := d.Wait(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-
-	d2 := Start(t, Options{Home: home})
-	c2 := d2.Stdio()
-	c2.Initialize("e2e", nil)
+	_, c2 := restarted(t, d, Options{})
 	res = unmarshal(t, WantResult(t, c2.Call("thread/resume", map[string]any{"threadId": id})))
 	if got := sourcesOf(t, res); !slices.Equal(got, want) {
 		t.Fatalf("thread/resume's sources after a restart %v, want %v", got, want)

@@ -96,14 +96,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	c.Initialize("e2e", nil)
 	id := startThread(t, c, map[string]any{"cwd": work})
 	runTurn(t, c, id, "first question")
-	d.CloseStdin()
-	if code := d.Wait(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-
-	d2 := Start(t, Options{Home: home})
-	c2 := d2.Stdio()
-	c2.Initialize("e2e", nil)
+	_, c2 := restarted(t, d, Options{})
 	list := unmarshal(t, WantResult(t, c2.Call("thread/list", map[string]any{})))
 	if str(list, "data", 0, "id") != id || str(list, "data", 0, "status", "type") != "notLoaded" {
 		t.Fatalf("list after restart %v", list)

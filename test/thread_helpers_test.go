@@ -130,3 +130,19 @@ func readFile(t testing.TB, p string) string {
 	}
 	return string(b)
 }
+
+// restarted stops d, which must exit 0 once its stdin closes, and starts a
+// daemon with o on d's home; it returns that daemon and an initialized
+// stdio client of it.
+func restarted(t *testing.T, d *Daemon, o Options) (*Daemon, *Client) {
+	t.Helper()
+	d.CloseStdin()
+	if code := d.Wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	o.Home = d.Home
+	d2 := Start(t, o)
+	c := d2.Stdio()
+	c.Initialize("e2e", nil)
+	return d2, c
+}

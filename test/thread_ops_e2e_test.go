@@ -127,14 +127,7 @@ func TestInjectItemsBeforeFirstTurn(t *testing.T) {
 	if !slices.Equal(first, want) {
 		t.Fatalf("first request input %q, want %q", first, want)
 	}
-	d.CloseStdin()
-	if code := d.Wait(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-
-	d2 := Start(t, Options{Home: home})
-	c2 := d2.Stdio()
-	c2.Initialize("e2e", nil)
+	_, c2 := restarted(t, d, Options{})
 	res := unmarshal(t, WantResult(t, c2.Call("thread/resume", map[string]any{"threadId": id})))
 	if n := len(path(res, "thread", "turns").([]any)); n != 1 {
 		t.Fatalf("resumed thread has %d turns: %v", n, res)

@@ -379,14 +379,7 @@ sandbox_mode = "danger-full-access"`)
 	c.Initialize("e2e", nil)
 	id := startThread(t, c, map[string]any{"cwd": work})
 	runTurn(t, c, id, "run it")
-	d.CloseStdin()
-	if code := d.Wait(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-
-	d2 := Start(t, Options{Home: home})
-	c2 := d2.Stdio()
-	c2.Initialize("e2e", nil)
+	_, c2 := restarted(t, d, Options{})
 	res := unmarshal(t, WantResult(t, c2.Call("thread/resume", map[string]any{"threadId": id})))
 	items, _ := path(res, "thread", "turns", 0, "items").([]any)
 	i := slices.IndexFunc(items, func(it any) bool { return str(it, "type") == "commandExecution" && str(it, "id") == "c_local" })
