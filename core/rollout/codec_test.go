@@ -173,7 +173,7 @@ func TestTurnEventsRoundTrip(t *testing.T) {
 		{ID: "g", Kind: core.TurnUserShell, Status: TurnFailed, Error: &plainErr, StartedAt: at.Add(4 * time.Second), CompletedAt: at.Add(5 * time.Second), Duration: time.Second},
 		{ID: "a", Kind: core.TurnRegular, Status: TurnInterrupted, StartedAt: at.Add(6 * time.Second), CompletedAt: at.Add(8 * time.Second), Duration: 2 * time.Second},
 	}
-	if diff := cmp.Diff(want, th.Turns, cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(want, th.Turns, cmpopts.EquateEmpty(), ignoreOrdinals); diff != "" {
 		t.Errorf("turns (-want +got):\n%s", diff)
 	}
 	wantUsage := &TokenUsage{TurnID: "a", Info: core.TokenUsageInfo{Total: u, Last: u, ModelContextWindow: 1000}}

@@ -74,6 +74,8 @@ type turnState struct {
 	itemIdx       map[string]int
 	// pending holds the undecoded started state of items, by index.
 	pending map[int]*startedItem
+	// rb numbers the items added (ItemOrdinals).
+	rb *rebuilder
 }
 
 type rebuilder struct {
@@ -96,6 +98,9 @@ type rebuilder struct {
 	records int
 	usages  []TokenUsage
 	firstAt time.Time
+	// line is the number of the line being folded, itemOrd the ordinal
+	// of the last item added.
+	line, itemOrd int
 }
 
 func newRebuilder(path string, opts ReadOptions) *rebuilder {
@@ -185,7 +190,7 @@ func (rb *rebuilder) event(r *record, e *evRec) {
 		if tid == "" || rb.byID[tid] != nil {
 			return
 		}
-		ts := &turnState{Turn: Turn{ID: tid, Kind: e.turnKind, StartedAt: eventTime(e.at, r.at)}, explicit: true}
+		ts := &turnState{Turn: Turn{ID: tid, Kind: e.turnKind, StartedAt: eventTime(e.at, r.at), Ordinal: rb.line}, explicit: true, rb: rb}
 		rb.turns = append(rb.turns, ts)
 		rb.byID[tid] = ts
 		rb.cur = ts
@@ -358,7 +363,7 @@ func (rb *rebuilder) userTurn(r *record) *turnState {
 // it is the same at every reading.
 func (rb *rebuilder) implicitTurn(r *record) *turnState {
 	id := "rollout-" + strconv.Itoa(rb.records)
-	ts := &turnState{Turn: Turn{ID: id, Kind: core.TurnRegular, StartedAt: r.at}}
+	ts := &turnState{Turn: Turn{ID: id, Kind: core.TurnRegular, StartedAt: r.at, Ordinal: rb.line}, rb: rb}
 	rb.turns = append(rb.turns, ts)
 	rb.byID[id] = ts
 	return ts
@@ -370,7 +375,7 @@ func (rb *rebuilder) turn(id string, at time.Time) *turnState {
 	if ts := rb.byID[id]; ts != nil {
 		return ts
 	}
-	ts := &turnState{Turn: Turn{ID: id, Kind: core.TurnRegular, StartedAt: at}, explicit: true}
+	ts := &turnState{Turn: Turn{ID: id, Kind: core.TurnRegular, StartedAt: at, Ordinal: rb.line}, explicit: true, rb: rb}
 	rb.turns = append(rb.turns, ts)
 	rb.byID[id] = ts
 	return ts
@@ -391,6 +396,7 @@ func (rb *rebuilder) rollback(n int) {
 	if cut == len(rb.turns) {
 		return
 	}
+	rb.t.Reverted = append(rb.t.Reverted, OrdinalSpan{From: rb.turns[cut].Ordinal, To: max(rb.line, rb.itemOrd)})
 	dropped := map[string]bool{}
 	for _, ts := range rb.turns[cut:] {
 		dropped[ts.ID] = true

@@ -110,6 +110,7 @@ func (rb *rebuilder) foldBatch(b *batch) {
 			rb.t.Warnings = append(rb.t.Warnings, lineWarning(rb.path, sp.n, sp.torn, d.recovered, d.err))
 		}
 		if d.err == nil {
+			rb.line = b.spans[i].n
 			rb.fold(&d.rec)
 		}
 	}

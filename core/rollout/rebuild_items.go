@@ -55,6 +55,12 @@ func (ts *turnState) add(id string, it core.TurnItem, times ItemTimes) {
 	ts.itemIdx[id] = len(ts.Items)
 	ts.Items = append(ts.Items, it)
 	ts.ItemTimes = append(ts.ItemTimes, times)
+	ord := len(ts.ItemOrdinals)
+	if ts.rb != nil {
+		ts.rb.itemOrd = max(ts.rb.line, ts.rb.itemOrd+1)
+		ord = ts.rb.itemOrd
+	}
+	ts.ItemOrdinals = append(ts.ItemOrdinals, ord)
 }
 
 // decodePending decodes the items that started and never completed; one
@@ -64,7 +70,7 @@ func (ts *turnState) decodePending(warn func(string)) {
 	if len(ts.pending) == 0 {
 		return
 	}
-	items, times := ts.Items[:0], ts.ItemTimes[:0]
+	items, times, ords := ts.Items[:0], ts.ItemTimes[:0], ts.ItemOrdinals[:0]
 	for i, it := range ts.Items {
 		if raw, ok := ts.pending[i]; ok {
 			var err error
@@ -77,8 +83,9 @@ func (ts *turnState) decodePending(warn func(string)) {
 		}
 		items = append(items, it)
 		times = append(times, ts.ItemTimes[i])
+		ords = append(ords, ts.ItemOrdinals[i])
 	}
-	ts.Items, ts.ItemTimes, ts.pending = items, times, nil
+	ts.Items, ts.ItemTimes, ts.ItemOrdinals, ts.pending = items, times, ords, nil
 }
 
 // settleItems fixes items a finished turn left open: a crash or an abort
@@ -86,7 +93,7 @@ func (ts *turnState) decodePending(warn func(string)) {
 // failed rather than running forever; a message or reasoning item that
 // never received its content is dropped.
 func (ts *turnState) settleItems() {
-	items, times := ts.Items[:0], ts.ItemTimes[:0]
+	items, times, ords := ts.Items[:0], ts.ItemTimes[:0], ts.ItemOrdinals[:0]
 	for i, it := range ts.Items {
 		if ts.ItemTimes[i].CompletedAt.IsZero() {
 			var keep bool
@@ -97,8 +104,9 @@ func (ts *turnState) settleItems() {
 		}
 		items = append(items, it)
 		times = append(times, ts.ItemTimes[i])
+		ords = append(ords, ts.ItemOrdinals[i])
 	}
-	ts.Items, ts.ItemTimes = items, times
+	ts.Items, ts.ItemTimes, ts.ItemOrdinals = items, times, ords
 }
 
 func settle(it core.TurnItem) (core.TurnItem, bool) {

@@ -365,3 +365,53 @@ func TestEmptyAndMissingFiles(t *testing.T) {
 		t.Fatalf("missing file: %v, want ErrNotExist", err)
 	}
 }
+
+// TestOrdinalsSurviveRollback: turns and items keep the ordinals they were
+// read with as the file grows, a rollback's dropped history is reported as
+// reverted spans, and a turn after it is numbered past them.
+func TestOrdinalsSurviveRollback(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-ordinals", baseTime))
+	recordTurn(t, r, turnScript{id: "t1", prompt: "one", end: "completed"})
+	recordTurn(t, r, turnScript{id: "t2", prompt: "two", end: "completed"})
+	recordTurn(t, r, turnScript{id: "t3", prompt: "three", end: "completed"})
+	r.Flush(ctx)
+	before := mustRead(t, r.Path(), ReadOptions{})
+	if err := r.Rollback(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	recordTurn(t, r, turnScript{id: "t4", prompt: "four", end: "completed"})
+	r.Close(ctx)
+	after := mustRead(t, r.Path(), ReadOptions{})
+	if len(before.Turns) != 3 || len(after.Turns) != 2 || after.Turns[1].ID != "t4" {
+		t.Fatalf("turns before %v after %v", turnStatuses(before), turnStatuses(after))
+	}
+	if diff := cmp.Diff(before.Turns[0], after.Turns[0]); diff != "" {
+		t.Fatalf("kept turn changed (-before +after): %s", diff)
+	}
+	prev := -1
+	for _, tn := range before.Turns {
+		if len(tn.ItemOrdinals) != len(tn.Items) || len(tn.Items) == 0 {
+			t.Fatalf("turn %s: %d items, ordinals %v", tn.ID, len(tn.Items), tn.ItemOrdinals)
+		}
+		if tn.Ordinal <= prev {
+			t.Fatalf("turn %s ordinal %d not after %d", tn.ID, tn.Ordinal, prev)
+		}
+		for _, o := range tn.ItemOrdinals {
+			if o <= tn.Ordinal && o <= prev {
+				t.Fatalf("turn %s item ordinals %v", tn.ID, tn.ItemOrdinals)
+			}
+			prev = o
+		}
+		prev = max(prev, tn.Ordinal)
+	}
+	if len(after.Reverted) != 1 {
+		t.Fatalf("reverted %v", after.Reverted)
+	}
+	sp := after.Reverted[0]
+	last := before.Turns[2].ItemOrdinals[len(before.Turns[2].ItemOrdinals)-1]
+	if sp.From != before.Turns[1].Ordinal || sp.To <= last || after.Turns[1].Ordinal <= sp.To {
+		t.Fatalf("reverted %v, t2 at %d, t3's last item at %d, t4 at %d", sp, before.Turns[1].Ordinal, last, after.Turns[1].Ordinal)
+	}
+}

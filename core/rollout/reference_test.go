@@ -162,7 +162,7 @@ func TestReadReferencePaginatedThread(t *testing.T) {
 				{StartedAt: msAt(1796025721000), CompletedAt: msAt(1796025721000)},
 			}},
 	}
-	if diff := cmp.Diff(want, th.Turns, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
+	if diff := cmp.Diff(want, th.Turns, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0), ignoreOrdinals); diff != "" {
 		t.Errorf("turns (-want +got):\n%s", diff)
 	}
 	// The history is what the reference sends the model: its internal
@@ -325,7 +325,7 @@ func TestForkOfReferenceThreadIsInTheLegacyLayout(t *testing.T) {
 	if strings.Contains(b, `"type":"UserMessage"`) || strings.Contains(b, `"history_mode"`) || !strings.Contains(b, `"type":"user_message"`) {
 		t.Fatalf("fork records:\n%s", b)
 	}
-	opts := []cmp.Option{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Turn{}, "ItemTimes")}
+	opts := []cmp.Option{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Turn{}, "ItemTimes"), ignoreOrdinals}
 	if diff := cmp.Diff(src.Turns, fk.Turns, opts...); diff != "" {
 		t.Errorf("fork turns (-source +fork):\n%s", diff)
 	}
@@ -362,7 +362,7 @@ func TestFormat1ThreadsStillRead(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff(strip(b.Turns), strip(a.Turns), cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(strip(b.Turns), strip(a.Turns), cmpopts.EquateEmpty(), ignoreOrdinals); diff != "" {
 		t.Errorf("turns (-format 2 +format 1):\n%s", diff)
 	}
 	for i := range a.Turns {

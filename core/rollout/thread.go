@@ -31,7 +31,18 @@ type Turn struct {
 	// last recorded state. ItemTimes[i] belongs to Items[i].
 	Items     []core.TurnItem
 	ItemTimes []ItemTimes
+	// Ordinal is where the turn opened in the rollout: the number of the
+	// line that opened it. It never changes as the file grows, so a
+	// client's page cursor can be anchored on it.
+	Ordinal int
+	// ItemOrdinals[i] is where Items[i] first appeared, likewise: the
+	// number of its line, or one more than the previous item's when
+	// several appeared on one line, so that every item has its own.
+	ItemOrdinals []int
 }
+
+// OrdinalSpan is a range of rollout ordinals, both ends included.
+type OrdinalSpan struct{ From, To int }
 
 // ItemTimes are when an item started and completed (millisecond precision;
 // CompletedAt is zero for an item that never completed).
@@ -69,6 +80,10 @@ type Thread struct {
 	// LastTurnFailed reports that the last turn failed: the thread shows
 	// systemError until its next turn starts.
 	LastTurnFailed bool
+	// Reverted are the ordinals of history a rollback took out (from the
+	// first dropped turn's opening to the rollback record): no turn or
+	// item of the thread is there any more.
+	Reverted []OrdinalSpan
 	// Warnings list the records that were skipped (torn or unreadable).
 	Warnings []string
 }

@@ -303,15 +303,23 @@ func (sv *service) turnsOf(ctx context.Context, id string, t *thread) ([]rollout
 	return rt.Turns, nil
 }
 
-// storedTurns returns the turns of a loaded or stored thread.
-func (sv *service) storedTurns(ctx context.Context, id string) ([]rollout.Turn, error) {
+// storedTurns returns the turns of a loaded or stored thread, and the
+// spans of its rollout that reverts took out.
+func (sv *service) storedTurns(ctx context.Context, id string) ([]rollout.Turn, []rollout.OrdinalSpan, error) {
 	t := sv.threads.get(id)
 	if t == nil {
 		if _, err := checkID(id); err != nil {
-			return nil, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
+			return nil, nil, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
 		}
 	}
-	return sv.turnsOf(ctx, id, t)
+	if t != nil && (t.rec == nil || !t.rec.Materialized()) {
+		return nil, nil, nil
+	}
+	rt, err := sv.readThread(ctx, id, t)
+	if err != nil {
+		return nil, nil, storeErr(id, err)
+	}
+	return rt.Turns, rt.Reverted, nil
 }
 
 // rejectErr converts a core rejection to a JSON-RPC error with its text.

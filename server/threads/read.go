@@ -3,7 +3,7 @@ package threads
 import (
 	"context"
 	"errors"
-	"strconv"
+	"sort"
 
 	"github.com/agentd-dev/agentd/server/rpc"
 	"github.com/google/uuid"
@@ -151,100 +151,81 @@ func threadListFilters(p *protocol.ThreadListParams) (excluded []string, none bo
 	return excluded, none, nil
 }
 
-// page cuts items into a page after (or, with before, up to) the cursor
-// position. Cursors are positions, opaque to clients.
-func page[T any](items []T, cursor *string, limit *uint32, desc bool) (out []T, next, back *string, err error) {
-	n := 25
-	if limit != nil && *limit > 0 {
-		n = int(min(*limit, 100))
-	}
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-		if desc {
-			order[i] = len(items) - 1 - i
-		}
-	}
-	start := 0
-	if cursor != nil && *cursor != "" {
-		v, perr := strconv.Atoi(*cursor)
-		if perr != nil || v < 0 || v > len(items) {
-			return nil, nil, nil, protocol.InvalidRequest("invalid cursor: %s", protocol.Cut(*cursor))
-		}
-		start = v
-	}
-	end := min(start+n, len(items))
-	for _, i := range order[start:end] {
-		out = append(out, items[i])
-	}
-	if end < len(items) {
-		s := strconv.Itoa(end)
-		next = &s
-	}
-	if start > 0 {
-		s := strconv.Itoa(max(start-n, 0))
-		back = &s
-	}
-	return out, next, back, nil
-}
-
 func (sv *service) threadTurnsList(ctx context.Context, _ *rpc.Request, p *protocol.ThreadTurnsListParams) (*protocol.TurnsPage, error) {
-	turns, err := sv.storedTurns(ctx, p.ThreadID)
+	turns, reverted, err := sv.storedTurns(ctx, p.ThreadID)
 	if err != nil {
 		return nil, err
+	}
+	var cursor *anchor
+	if p.Cursor != nil {
+		a, err := parseAnchor(*p.Cursor, p.ThreadID, scopeTurns, reverted)
+		if err != nil {
+			return nil, err
+		}
+		cursor = &a
 	}
 	view := protocol.ItemsSummary
 	if p.ItemsView != nil {
 		view = *p.ItemsView
 	}
 	desc := p.SortDirection == nil || *p.SortDirection == protocol.SortDirection("desc")
-	pg, next, back, err := page(turns, p.Cursor, p.Limit, desc)
-	if err != nil {
-		return nil, err
+	ords := make([]int, len(turns))
+	for i, rt := range turns {
+		ords[i] = rt.Ordinal
 	}
+	pg, next, back := anchoredPage(turns, ords, p.ThreadID, scopeTurns, cursor, p.Limit, desc)
 	return &protocol.TurnsPage{Data: wireTurns(pg, view), NextCursor: next, BackwardsCursor: back}, nil
 }
 
 func (sv *service) threadItemsList(ctx context.Context, _ *rpc.Request, p *protocol.ThreadItemsListParams) (*protocol.ThreadItemsListResponse, error) {
-	turns, err := sv.storedTurns(ctx, p.ThreadID)
+	turns, reverted, err := sv.storedTurns(ctx, p.ThreadID)
 	if err != nil {
 		return nil, err
 	}
-	var entries []protocol.ThreadItemEntry
+	var cursor *anchor
+	if p.Cursor != nil && p.Cursor.ItemID == "" {
+		a, err := parseAnchor(p.Cursor.Cursor, p.ThreadID, scopeItems, reverted)
+		if err != nil {
+			return nil, err
+		}
+		cursor = &a
+	}
+	type entry struct {
+		e   protocol.ThreadItemEntry
+		ord int
+	}
+	var all []entry
 	for _, rt := range turns {
 		if p.TurnID != nil && *p.TurnID != rt.ID {
 			continue
 		}
 		for i, it := range rt.Items {
 			w := wireItem(it, rt.ItemTimes, i)
-			entries = append(entries, protocol.ThreadItemEntry{TurnID: rt.ID, Item: w, StartedAtMs: w.StartedAtMs, CompletedAtMs: w.CompletedAtMs})
+			all = append(all, entry{protocol.ThreadItemEntry{TurnID: rt.ID, Item: w, StartedAtMs: w.StartedAtMs, CompletedAtMs: w.CompletedAtMs}, rt.ItemOrdinals[i]})
 		}
+	}
+	// In the order they were created: an item a turn adds late comes
+	// after the next turn's earlier ones.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].ord < all[j].ord })
+	entries := make([]protocol.ThreadItemEntry, len(all))
+	ords := make([]int, len(all))
+	for i, x := range all {
+		entries[i], ords[i] = x.e, x.ord
+	}
+	if p.Cursor != nil && p.Cursor.ItemID != "" {
+		// An item anchor: the page starts past that item.
+		pos := -1
+		for i, e := range entries {
+			if e.Item.ID() == p.Cursor.ItemID {
+				pos = i
+			}
+		}
+		if pos < 0 {
+			return nil, protocol.InvalidRequest("invalid cursor: item %s not found", protocol.Cut(p.Cursor.ItemID))
+		}
+		cursor = &anchor{RolloutOrdinal: ords[pos]}
 	}
 	desc := p.SortDirection != nil && *p.SortDirection == protocol.SortDirection("desc")
-	var cursor *string
-	if p.Cursor != nil {
-		if p.Cursor.ItemID != "" {
-			pos := -1
-			for i, e := range entries {
-				if e.Item.ID() == p.Cursor.ItemID {
-					pos = i
-				}
-			}
-			if pos < 0 {
-				return nil, protocol.InvalidRequest("invalid cursor: item %s not found", protocol.Cut(p.Cursor.ItemID))
-			}
-			if desc {
-				pos = len(entries) - 1 - pos
-			}
-			s := strconv.Itoa(pos + 1)
-			cursor = &s
-		} else {
-			cursor = &p.Cursor.Cursor
-		}
-	}
-	pg, next, back, err := page(entries, cursor, p.Limit, desc)
-	if err != nil {
-		return nil, err
-	}
+	pg, next, back := anchoredPage(entries, ords, p.ThreadID, scopeItems, cursor, p.Limit, desc)
 	return &protocol.ThreadItemsListResponse{Data: pg, NextCursor: next, BackwardsCursor: back}, nil
 }
