@@ -168,3 +168,23 @@ func TestItemCursorsAreAnchored(t *testing.T) {
 		}
 	}
 }
+
+// thread/resume with history is not ignored: a loaded thread refuses it
+// with the reference's text, an unloaded one with agentd's.
+func TestResumeWithHistoryIsRefused(t *testing.T) {
+	f := newFixture(t, nil)
+	c := rpctest.Connect(t, f.s.ServeStream)
+	c.Initialize(map[string]any{"experimentalApi": true})
+	id := f.startThread(c, nil)
+	hist := []any{map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "hist"}}}}
+	for _, h := range []any{hist, []any{}} {
+		m := c.Call("thread/resume", map[string]any{"threadId": id, "history": h, "model": "other"})
+		if m.Error == nil || m.Error.Code != -32600 || m.Error.Message != "cannot resume thread "+id+" with history while it is already running" {
+			t.Fatalf("history on a loaded thread: %s", m.Raw)
+		}
+	}
+	m := c.Call("thread/resume", map[string]any{"threadId": "01a23885-1fca-7913-bca0-0b75abc10fed", "history": hist})
+	if m.Error == nil || m.Error.Message != "thread/resume with history is not supported" {
+		t.Fatalf("history on an unloaded thread: %s", m.Raw)
+	}
+}

@@ -28,6 +28,9 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	if err := validApproval(p.ApprovalPolicy); err != nil {
 		return nil, err
 	}
+	if p.History != nil {
+		return nil, historyResume(sv.threads.get(id) != nil, id)
+	}
 	sv.refreshConfig(ctx, c)
 	ov := overrides{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, approval: p.ApprovalPolicy, sandbox: p.Sandbox,
 		config: p.Config, baseInstructions: p.BaseInstructions, developerInstructions: p.DeveloperInstructions,
@@ -135,4 +138,16 @@ func readOnlyResume(sc scope.Scope, method string, p *protocol.ThreadResumeParam
 		}
 	}
 	return nil
+}
+
+// historyResume is the answer to a thread/resume with history (even an
+// empty one). The reference refuses it for a loaded thread, idle or not,
+// with this text; for a thread that is not loaded it starts a new thread
+// seeded with the history, which agentd does not do: it says so rather
+// than resume the stored thread as if no history had been given.
+func historyResume(loaded bool, id string) error {
+	if loaded {
+		return protocol.InvalidRequest("cannot resume thread %s with history while it is already running", protocol.Cut(id))
+	}
+	return protocol.InvalidRequest("thread/resume with history is not supported")
 }
