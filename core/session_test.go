@@ -747,17 +747,39 @@ func TestModelReroute(t *testing.T) {
 	col := collect(t, s, nil)
 	s.Call(ctx10(t), userInput("go"))
 	got := col.waitFor(turnEnded)
-	n := 0
+	var seq []string
 	for _, ev := range got {
-		if m, ok := ev.Msg.(ModelReroute); ok {
-			n++
+		switch m := ev.Msg.(type) {
+		case ModelReroute:
+			seq = append(seq, "reroute")
 			if m.From != "test-model" || m.To != "served-model" {
 				t.Fatalf("reroute %+v", m)
 			}
+		case Warning:
+			seq = append(seq, "warning")
+			if m.Message != rerouteWarning {
+				t.Fatalf("warning %q", m.Message)
+			}
 		}
 	}
-	if n != 1 {
-		t.Fatalf("%d reroutes", n)
+	// As the reference: the reroute, then its warning, once per turn.
+	if !slices.Equal(seq, []string{"reroute", "warning"}) {
+		t.Fatalf("events %v", seq)
+	}
+}
+
+func TestModelRerouteIgnoresCase(t *testing.T) {
+	evs := textEvents("msg_1", "a")
+	evs[0].Model = "TEST-Model"
+	c := newFakeClient(t, script{events: evs})
+	s := newTestSession(t, c, nil)
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("go"))
+	for _, ev := range col.waitFor(turnEnded) {
+		switch ev.Msg.(type) {
+		case ModelReroute, Warning:
+			t.Fatalf("unexpected %T for the requested model in another case", ev.Msg)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -699,12 +700,18 @@ func (s *Session) countUsage(t *turn, u model.TokenUsage) {
 }
 
 func (s *Session) checkReroute(t *turn, asked, served string, done *bool) {
-	if *done || served == "" || asked == "" || served == asked {
+	if *done || served == "" || asked == "" || strings.EqualFold(served, asked) {
 		return
 	}
 	*done = true
 	s.emit(t.subID, t.id, ModelReroute{From: asked, To: served, Reason: "served by a different model"})
+	s.emit(t.subID, t.id, Warning{Message: rerouteWarning})
 }
+
+// rerouteWarning is the warning that follows a reroute, the reference's
+// text word for word: its only cause of a reroute is the backend's safety
+// fallback, and it names the models of that fallback whatever they were.
+const rerouteWarning = "Your account was flagged for potentially high-risk cyber activity and this request was routed to gpt-5.2 as a fallback. To regain access to gpt-5.3-codex, apply for trusted access: https://chatgpt.com/cyber or learn more: https://developers.openai.com/codex/concepts/cyber-safety"
 
 // buildRequest assembles the Responses request for the turn's next call.
 func (s *Session) buildRequest(t *turn) *model.Request {

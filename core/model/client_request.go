@@ -147,6 +147,7 @@ func (c *Client) open(ctx context.Context, body []byte, model string, meta CallM
 		}
 	}
 	s.limits = ParseRateLimits(resp.Header)
+	s.servedModel = strings.TrimSpace(resp.Header.Get(servedModelHeader))
 	s.start(resp.Body)
 	return s, nil
 }

@@ -46,9 +46,11 @@ type StreamEvent struct {
 
 	// Set on EventCreated and EventCompleted.
 	ResponseID string
-	// Model is set on EventCreated and EventCompleted only when the server
-	// names a model that differs from Request.Model: the request was
-	// rerouted, and the turn loop reports it.
+	// Model is set on EventCreated and EventCompleted only when the
+	// server names, in its OpenAI-Model response header (or that header
+	// repeated in response.created), a model other than Request.Model:
+	// the request was rerouted, and the turn loop reports it. The body's
+	// "model" field is not read, as the reference does not.
 	Model string
 	// Set on EventCompleted.
 	Usage *TokenUsage

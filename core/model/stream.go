@@ -39,11 +39,14 @@ type sseStream struct {
 	// secrets are the request's credentials, cut out of its errors.
 	secrets []string
 
-	limits    RateLimitSnapshot // from the response's headers
-	body      io.ReadCloser
-	timer     *time.Timer // idle timeout; reset by every read that returns data
-	idleFired atomic.Bool
-	closed    atomic.Bool
+	limits RateLimitSnapshot // from the response's headers
+	// servedModel is the model the server says served the request, from
+	// the OpenAI-Model response header ("" when absent).
+	servedModel string
+	body        io.ReadCloser
+	timer       *time.Timer // idle timeout; reset by every read that returns data
+	idleFired   atomic.Bool
+	closed      atomic.Bool
 
 	next func() (sse.Event, error, bool)
 	stop func()

@@ -167,7 +167,7 @@ func (s *sseStream) handle(sseType, data string) (StreamEvent, bool, error) {
 		if err != nil {
 			return ev, false, malformed(typ, err)
 		}
-		ev = StreamEvent{Kind: EventCreated, ResponseID: r.id, Model: r.model}
+		ev = StreamEvent{Kind: EventCreated, ResponseID: r.id, Model: s.rerouted(r.headerModel)}
 	case "response.completed":
 		if scanErr != nil {
 			break
@@ -176,7 +176,7 @@ func (s *sseStream) handle(sseType, data string) (StreamEvent, bool, error) {
 		if err != nil {
 			return ev, false, malformed(typ, err)
 		}
-		ev = StreamEvent{Kind: EventCompleted, ResponseID: r.id, Model: r.model, EndTurn: r.endTurn}
+		ev = StreamEvent{Kind: EventCompleted, ResponseID: r.id, Model: s.rerouted(""), EndTurn: r.endTurn}
 		if r.usage != "" {
 			var u usageJSON
 			if err := json.Unmarshal([]byte(r.usage), &u); err != nil {
@@ -262,7 +262,7 @@ func malformed(typ string, err error) *Error {
 // not decoded.
 type responseFields struct {
 	id               string
-	model            string
+	headerModel      string // "headers" → OpenAI-Model (response.created)
 	usage            string // raw JSON
 	endTurn          *bool
 	errorObj         string // raw JSON
@@ -270,7 +270,6 @@ type responseFields struct {
 }
 
 // scanResponse reads raw (a "response" object, or empty) and records the id.
-// model is set only when it differs from the requested one (a reroute).
 func (s *sseStream) scanResponse(raw string) (responseFields, error) {
 	var r responseFields
 	if raw == "" {
@@ -285,8 +284,20 @@ func (s *sseStream) scanResponse(raw string) (responseFields, error) {
 		switch key {
 		case "id":
 			r.id = it.stringValue()
-		case "model":
-			r.model = it.stringValue()
+		case "headers":
+			// Some servers repeat the response headers in
+			// response.created; the reference reads the served model
+			// from there too. The body's own "model" field is not read.
+			if h := it.rawValue(); h != "" {
+				var hs map[string]any
+				if err := json.Unmarshal([]byte(h), &hs); err == nil {
+					for k, v := range hs {
+						if str, ok := v.(string); ok && strings.EqualFold(k, servedModelHeader) {
+							r.headerModel = strings.TrimSpace(str)
+						}
+					}
+				}
+			}
 		case "usage":
 			r.usage = it.rawValue()
 		case "end_turn":
@@ -315,10 +326,26 @@ func (s *sseStream) scanResponse(raw string) (responseFields, error) {
 	if r.id != "" {
 		s.responseID = r.id
 	}
-	if r.model == s.model {
-		r.model = ""
-	}
 	return r, nil
+}
+
+// servedModelHeader is the response header that names the model that
+// served the request.
+const servedModelHeader = "OpenAI-Model"
+
+// rerouted returns the model that served the request when it is not the
+// requested one (compared without regard to case, as the reference does),
+// else "". The OpenAI-Model response header wins over inBody, the same
+// header repeated inside response.created.
+func (s *sseStream) rerouted(inBody string) string {
+	served := s.servedModel
+	if served == "" {
+		served = inBody
+	}
+	if served == "" || strings.EqualFold(served, s.model) {
+		return ""
+	}
+	return served
 }
 
 // usageJSON is the usage object of response.completed.

@@ -71,7 +71,7 @@ func TestStreamParsesEveryEventType(t *testing.T) {
 		completed = model.EventCompleted
 	)
 	want := []flat{
-		{Kind: created, ResponseID: "resp_1", Model: "mock-model-large"},
+		{Kind: created, ResponseID: "resp_1"}, // the body's model is not a reroute
 		{Kind: added, ItemID: "rs_1", ItemType: "reasoning"},
 		{Kind: partAdded, ItemID: "rs_1", SummaryIndex: 0},
 		{Kind: summary, ItemID: "rs_1", SummaryIndex: 0, Delta: "Think "},
@@ -93,7 +93,7 @@ func TestStreamParsesEveryEventType(t *testing.T) {
 		{Kind: input, ItemID: "ctc_call_2", Delta: "+hi\n"},
 		{Kind: input, ItemID: "ctc_call_2", Delta: "*** End Patch\n"},
 		{Kind: done, ItemID: "ctc_call_2", ItemType: "custom_tool_call"},
-		{Kind: completed, ResponseID: "resp_1", Model: "mock-model-large"},
+		{Kind: completed, ResponseID: "resp_1"},
 	}
 	if diff := cmp.Diff(want, flatten(evs)); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
@@ -169,6 +169,44 @@ func TestStreamReportsModelOnlyWhenRerouted(t *testing.T) {
 	}
 	if e := evs[len(evs)-1]; e.EndTurn == nil || !*e.EndTurn {
 		t.Errorf("end_turn = %v, want true", e.EndTurn)
+	}
+}
+
+// The served model comes from the OpenAI-Model response header, or that
+// header repeated in response.created, as the reference (0.169) reads it;
+// the header wins; the body's "model" field is ignored; the comparison
+// ignores case.
+func TestStreamReportsRerouteFromHeader(t *testing.T) {
+	createdWithHeaders := func(m string) mockmodel.Events {
+		return mockmodel.Raw("response.created", `{"type":"response.created","response":{"id":"resp_1","headers":{"OpenAI-Model":"`+m+`"}}}`)
+	}
+	done := mockmodel.Completed("resp_1", mockmodel.Usage{})
+	for _, tc := range []struct {
+		name string
+		resp mockmodel.Response
+		want string
+	}{
+		{"header", mockmodel.SSE(mockmodel.Created("resp_1"), done).WithHeader("OpenAI-Model", "served-model"), "served-model"},
+		{"header in response.created", mockmodel.SSE(createdWithHeaders("served-model"), done), "served-model"},
+		{"header wins", mockmodel.SSE(createdWithHeaders("other-model"), done).WithHeader("OpenAI-Model", "served-model"), "served-model"},
+		{"header is the requested model in another case", mockmodel.SSE(mockmodel.Created("resp_1"), done).WithHeader("OpenAI-Model", "MOCK-Model"), ""},
+		{"body model only", mockmodel.SSE(mockmodel.CreatedBy("resp_1", "served-model"), mockmodel.CompletedBy("resp_1", "served-model", true, mockmodel.Usage{})), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mockmodel.New(t)
+			srv.Enqueue(tc.resp)
+			st, err := model.NewClient(provider(srv)).Stream(context.Background(), request("hi"), meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := drain(t, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := evs[0].Model; evs[0].Kind != model.EventCreated || got != tc.want {
+				t.Errorf("created: Model = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
