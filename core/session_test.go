@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd-dev/agentd/core/model"
 	"github.com/agentd-dev/agentd/core/policy"
+	"github.com/agentd-dev/agentd/core/skills"
 )
 
 func typeName(m EventMsg) string { return strings.TrimPrefix(fmt.Sprintf("%T", m), "core.") }
@@ -1050,5 +1051,38 @@ func TestRetryBackoffDelays(t *testing.T) {
 	}
 	if delays[2] != 1500*time.Millisecond {
 		t.Errorf("server-requested delay ignored: %v", delays[2])
+	}
+}
+
+// A skill list cut to fit: one thread-scoped warning, with the reference's
+// text, when the list is first given to the model (not again next turn).
+func TestSkillsOmittedWarnsOnce(t *testing.T) {
+	var many []skills.Skill
+	for i := range 100 {
+		many = append(many, skills.Skill{Name: fmt.Sprintf("skill-%d", i), Description: strings.Repeat("d", 1000), Path: "/p/SKILL.md", Enabled: true})
+	}
+	c := newFakeClient(t, script{events: textEvents("msg_1", "a")}, script{events: textEvents("msg_2", "b")})
+	s := newTestSession(t, c, func(cfg *Config) { cfg.Skills = many })
+	col := collect(t, s, nil)
+	s.Call(ctx10(t), userInput("one"))
+	col.waitFor(turnEnded)
+	s.Call(ctx10(t), userInput("two"))
+	evs := col.waitFor(func(ev Event) bool { x, ok := ev.Msg.(TurnComplete); return ok && x.LastAgentMessage == "b" })
+	var warnings []string
+	var seq []string
+	for _, ev := range evs {
+		switch m := ev.Msg.(type) {
+		case Warning:
+			warnings = append(warnings, m.Message)
+			seq = append(seq, "Warning")
+		case TurnStarted, ItemStarted:
+			seq = append(seq, typeName(ev.Msg))
+		}
+	}
+	if !slices.Equal(warnings, []string{skillsOmittedWarning}) {
+		t.Fatalf("warnings %q", warnings)
+	}
+	if len(seq) < 3 || seq[0] != "TurnStarted" || seq[1] != "Warning" || seq[2] != "ItemStarted" {
+		t.Fatalf("order %v: want the warning after TurnStarted, before the user message", seq)
 	}
 }

@@ -482,6 +482,9 @@ func (s *Session) recordContext(turnID string, tc TurnContext) {
 			if omitted > 0 {
 				s.log.Warn("the skill list is too long for the model's instructions: skills left out",
 					zap.Int("omitted", omitted), zap.Int("maxBytes", skills.MaxInstructionBytes))
+				// The thread's client is told once, when the list is
+				// first given to the model, as the reference does.
+				s.emit("", turnID, Warning{Message: skillsOmittedWarning})
 			}
 			items = append(items, model.NewTextMessage(newMessageID(), "developer", text))
 		}
@@ -707,6 +710,11 @@ func (s *Session) checkReroute(t *turn, asked, served string, done *bool) {
 	s.emit(t.subID, t.id, ModelReroute{From: asked, To: served, Reason: "served by a different model"})
 	s.emit(t.subID, t.id, Warning{Message: rerouteWarning})
 }
+
+// skillsOmittedWarning is the reference's warning for a skill list cut
+// to fit the model's context (its wording for skills left out with their
+// descriptions kept; agentd never shortens descriptions).
+const skillsOmittedWarning = "Exceeded skills context budget. Some skills were not included in the model-visible skills list."
 
 // rerouteWarning is the warning that follows a reroute, the reference's
 // text word for word: its only cause of a reroute is the backend's safety
