@@ -106,8 +106,18 @@ func classifyHTTP(status int, h http.Header, body []byte) *Error {
 	case status == http.StatusNotFound:
 		e.Kind = ErrModelNotFound
 	case status == http.StatusTooManyRequests:
-		e.Kind = ErrRateLimited
-		e.RetryAfter = retryAfter(h, ae.Message)
+		// As the reference (0.169, observed): a 429 that is not a quota
+		// or usage limit is not retried by the request; it fails as
+		// "exceeded retry limit" (responseTooManyFailedAttempts), which
+		// the turn retries only when the server said when to, in a
+		// Retry-After header (retry-after-ms and "try again in" in the
+		// message are not read).
+		e.Kind = ErrRetryLimit
+		e.Message = "exceeded retry limit, last status: " + strconv.Itoa(status) + " " + http.StatusText(status)
+		if id := requestID(h); id != "" {
+			e.Message += ", request id: " + id
+		}
+		e.RetryAfter = retryAfterHeader(h)
 	case status >= 500 && kind == ErrServerOverloaded:
 		e.Kind = ErrServerOverloaded
 		if ae.Message != "" {
@@ -153,6 +163,36 @@ func classifyFailure(ae apiError) *Error {
 		e.Message = streamDisconnectedPrefix + msg
 	}
 	return e
+}
+
+// requestID is the id the server gave the request in its headers, as the
+// reference looks for it: cf-ray, then x-request-id, then
+// x-oai-request-id; "" when there is none.
+func requestID(h http.Header) string {
+	for _, k := range [...]string{"cf-ray", "x-request-id", "x-oai-request-id"} {
+		if v := strings.TrimSpace(h.Get(k)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// retryAfterHeader reads the Retry-After header alone (seconds or an HTTP
+// date); 0 when there is none.
+func retryAfterHeader(h http.Header) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return capDelay(time.Duration(s * float64(time.Second)))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return capDelay(d)
+		}
+	}
+	return 0
 }
 
 // retryAfter reads the delay the server asks for: retry-after-ms, then

@@ -84,7 +84,8 @@ func NewClient(p Provider, opts ...Option) *Client {
 
 // Stream sends req and returns the open response stream once the server
 // has answered 200 with an event stream. Retryable failures before that
-// (connection errors, 5xx, 429, no answer within the idle timeout) are
+// (connection errors, 5xx, no answer within the idle timeout; not a 429,
+// as in the reference) are
 // retried up to RequestMaxRetries times, waiting Backoff(n) or the delay the
 // server asked for; the last failure is returned as an *Error. Failures
 // after the stream has started are returned by Stream.Next and are not
@@ -109,7 +110,7 @@ func (c *Client) Stream(ctx context.Context, req *Request, meta CallMeta) (Strea
 			return st, nil
 		}
 		var me *Error
-		if !errors.As(err, &me) || !me.Retryable() || attempt >= c.retries {
+		if !errors.As(err, &me) || !me.Kind.Retryable() || attempt >= c.retries {
 			return nil, err
 		}
 		delay := me.RetryAfter

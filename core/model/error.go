@@ -21,13 +21,13 @@ const (
 
 	// Retryable kinds.
 	ErrInternalServer     // HTTP 5xx
-	ErrRateLimited        // HTTP 429
+	ErrRateLimited        // a rate limit in a response.failed or error event
 	ErrConnectionFailed   // network error before a response
 	ErrStreamDisconnected // stream ended before response.completed, or a read error
 	ErrResponseFailed     // response.failed / error event
 	ErrStreamIdleTimeout  // no data for stream_idle_timeout
 	ErrResponseIncomplete // response.incomplete
-	ErrRetryLimit         // the turn loop's retries are exhausted (the client returns the last error itself)
+	ErrRetryLimit         // HTTP 429 (not a quota): "exceeded retry limit"; retried by the turn only with Retry-After
 )
 
 var errorKindNames = [...]string{
@@ -91,5 +91,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Retryable reports whether the failure may go away on a new attempt.
-func (e *Error) Retryable() bool { return e.Kind.Retryable() }
+// Retryable reports whether the failure may go away on a new stream, the
+// turn's retry: a retryable kind, or a 429 whose server said when to try
+// again (Retry-After), as the reference retries it. The request's own
+// retries (Client.Stream) go by the kind alone.
+func (e *Error) Retryable() bool {
+	return e.Kind.Retryable() || (e.Kind == ErrRetryLimit && e.HTTPStatus == 429 && e.RetryAfter > 0)
+}
