@@ -2,8 +2,11 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,9 +117,65 @@ func TestFsMethods(t *testing.T) {
 	if !strings.HasPrefix(m.Error.Message, "fs/writeFile requires valid base64 dataBase64:") {
 		t.Fatalf("got %q", m.Error.Message)
 	}
-	for _, method := range []string{"fs/readFile", "fs/getMetadata", "fs/readDirectory", "fs/remove", "fs/createDirectory", "fs/watch"} {
-		WantError(t, c.Call(method, map[string]any{"path": "relative/path", "watchId": "r"}), codeInvalidRequest,
+	for _, method := range []string{"fs/readFile", "fs/getMetadata", "fs/readDirectory", "fs/remove", "fs/createDirectory", "fs/watch", "fs/writeFile"} {
+		WantError(t, c.Call(method, map[string]any{"path": "relative/path", "watchId": "r", "dataBase64": b64("x")}), codeInvalidRequest,
 			"Invalid request: AbsolutePathBuf deserialized without a base path")
+	}
+	// fs/copy's two paths, each relative in turn (as the reference, 0.169).
+	for _, params := range []map[string]any{
+		{"sourcePath": "relative/path", "destinationPath": p("rel-copy")},
+		{"sourcePath": p("g.txt"), "destinationPath": "relative/path"},
+	} {
+		WantError(t, c.Call("fs/copy", params), codeInvalidRequest, "Invalid request: AbsolutePathBuf deserialized without a base path")
+	}
+	if _, err := os.Lstat(p("rel-copy")); !os.IsNotExist(err) {
+		t.Fatalf("fs/copy from a relative path made its destination: %v", err)
+	}
+}
+
+// A recursive fs/copy leaves out the FIFOs it meets in the tree, at any
+// depth, and copies the rest, as the reference does (0.169, observed): a
+// FIFO is refused only when it is the source itself (TestFsMethods).
+func TestFsCopyTreeSkipsFIFOs(t *testing.T) {
+	_, c := utilClient(t, Options{})
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := func(rel string) string { return filepath.Join(root, rel) }
+	if err := os.MkdirAll(p("src/sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"src/a.txt": "a", "src/sub/b.txt": "b"} {
+		if err := os.WriteFile(p(name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"src/fifo", "src/sub/fifo"} {
+		if err := syscall.Mkfifo(p(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsCall(t, c, "fs/copy", map[string]any{"sourcePath": p("src"), "destinationPath": p("dst"), "recursive": true}, nil)
+	var got []string
+	err = filepath.WalkDir(p("dst"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(p("dst"), path)
+		got = append(got, rel+":"+d.Type().String())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".:d---------", "a.txt:----------", "sub:d---------", "sub/b.txt:----------"}; !slices.Equal(got, want) {
+		t.Fatalf("copied tree %q, want %q", got, want)
+	}
+	for name, data := range map[string]string{"dst/a.txt": "a", "dst/sub/b.txt": "b"} {
+		if b, err := os.ReadFile(p(name)); err != nil || string(b) != data {
+			t.Fatalf("%s: %q %v", name, b, err)
+		}
 	}
 }
 
@@ -209,3 +268,98 @@ func TestFsWatch(t *testing.T) {
 // watchDebounce mirrors the daemon's debounce, for "nothing arrives"
 // windows.
 const watchDebounce = 250 * time.Millisecond
+
+// inotifyWatchers counts the inotify instances of the process pid that
+// watch the directory dir (the daemon uses one instance per connection
+// that watches; /proc/<pid>/fdinfo names the inode each one watches).
+func inotifyWatchers(t *testing.T, pid int, dir string) int {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	ino := fmt.Sprintf(" ino:%x ", st.Ino)
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err != nil || target != "anon_inode:inotify" {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err == nil && strings.Contains(string(info), ino) {
+			n++
+		}
+	}
+	return n
+}
+
+// Watches belong to their connection: two connections may use the same
+// watchId, fs/unwatch stops only the caller's, and a connection that
+// closes takes its own watches with it while the other's keep reporting.
+func TestFsWatchIsPerConnection(t *testing.T) {
+	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}})
+	a, b := d.DialWS(WSOptions{}), d.DialWS(WSOptions{})
+	a.Initialize("a", nil)
+	b.Initialize("b", nil)
+	pid := d.Cmd.Process.Pid
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string) string {
+		t.Helper()
+		path := filepath.Join(root, name)
+		if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	wantChanged := func(c *Client, path string) {
+		t.Helper()
+		if ch := nextChanged(t, c, "w"); len(ch.ChangedPaths) != 1 || ch.ChangedPaths[0] != path {
+			t.Fatalf("changed %+v, want %s", ch, path)
+		}
+	}
+	wantNoChange := func(c *Client) {
+		t.Helper()
+		if m, err := c.ReadUntilTimeout(func(m Message) bool { return m.Method == "fs/changed" }, 3*watchDebounce); err == nil {
+			t.Fatalf("unexpected notification: %s", m.Raw)
+		}
+	}
+
+	for _, c := range []*Client{a, b} {
+		fsCall(t, c, "fs/watch", map[string]any{"watchId": "w", "path": root}, nil)
+	}
+	if n := inotifyWatchers(t, pid, root); n != 2 {
+		t.Fatalf("%d inotify instances watch the directory for two connections, want 2", n)
+	}
+	path := write("one.txt")
+	wantChanged(a, path)
+	wantChanged(b, path)
+
+	// a's unwatch leaves b's watch of the same id.
+	fsCall(t, a, "fs/unwatch", map[string]any{"watchId": "w"}, nil)
+	if n := inotifyWatchers(t, pid, root); n != 1 {
+		t.Fatalf("%d inotify instances watch the directory after one unwatch, want 1", n)
+	}
+	path = write("two.txt")
+	wantChanged(b, path)
+	wantNoChange(a)
+
+	// a watches again; b closes: a's watch goes on, b's is gone.
+	fsCall(t, a, "fs/watch", map[string]any{"watchId": "w", "path": root}, nil)
+	b.Close()
+	deadline := time.Now().Add(WaitTimeout)
+	for inotifyWatchers(t, pid, root) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d inotify instances watch the directory after a watching connection closed, want 1", inotifyWatchers(t, pid, root))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	path = write("three.txt")
+	wantChanged(a, path)
+}
