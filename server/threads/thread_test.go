@@ -619,3 +619,46 @@ func TestResumeOfALoadedThreadKeepsItsSettings(t *testing.T) {
 		t.Fatalf("the next command ran elsewhere: %s", done.Params)
 	}
 }
+
+// A thread without subscribers is not unloaded while its turn runs (here
+// waiting on an approval), however long that takes; its unload delay
+// counts from the turn's end.
+func TestRunningTurnKeepsTheThreadLoaded(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	f := newFixture(t, func(cfg *config.Config) { cfg.Server.ThreadUnloadDelay = delay })
+	unloading := make(chan time.Time, 1)
+	f.sv.unloadingHook = func(string) { unloading <- time.Now() }
+	c := f.client()
+	dir := t.TempDir()
+	id := f.startThread(c, map[string]any{"cwd": dir})
+	c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("run: touch " + filepath.Join(dir, "x")),
+		"approvalPolicy": "untrusted", "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}})
+	req := c.ReadUntil(method("item/commandExecution/requestApproval"))
+	if m := c.Call("thread/unsubscribe", map[string]any{"threadId": id}); string(m.Result) != `{"status":"unsubscribed"}` {
+		t.Fatalf("unsubscribe: %s", m.Raw)
+	}
+	// Many times the delay with no subscriber: the turn still waits.
+	select {
+	case <-unloading:
+		t.Fatal("the thread was unloaded while its turn waited on an approval")
+	case <-time.After(8 * delay):
+	}
+	th := f.sv.threads.get(id)
+	if th == nil {
+		t.Fatal("the thread left the registry while its turn waited on an approval")
+	}
+	answered := time.Now()
+	c.Answer(req.ID, map[string]any{"decision": "accept"})
+	select {
+	case at := <-unloading:
+		if waited := at.Sub(answered); waited < delay {
+			t.Fatalf("unloaded %v after the approval, before the delay (%v) from the turn's end", waited, delay)
+		}
+	case <-time.After(rpctest.WaitTimeout):
+		t.Fatal("the thread was not unloaded after its turn ended")
+	}
+	c.ReadUntil(method("thread/closed"))
+	if _, err := os.Stat(filepath.Join(dir, "x")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+}
