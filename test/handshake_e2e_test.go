@@ -105,6 +105,21 @@ func TestExperimentalGating(t *testing.T) {
 	}
 }
 
+// collaborationMode/list answers the reference's presets (0.169,
+// observed), in its order and with every field present: Plan (medium
+// reasoning effort), then Default; no model of their own.
+func TestCollaborationModeListPresets(t *testing.T) {
+	d := Start(t, Options{})
+	c := d.Stdio()
+	c.Initialize("exp", map[string]any{"experimentalApi": true})
+	res := WantResult(t, c.Call("collaborationMode/list", map[string]any{}))
+	const want = `{"data":[{"name":"Plan","mode":"plan","model":null,"reasoning_effort":"medium"},` +
+		`{"name":"Default","mode":"default","model":null,"reasoning_effort":null}]}`
+	if string(res) != want {
+		t.Fatalf("collaborationMode/list = %s\nwant %s", res, want)
+	}
+}
+
 func TestOptOutIsPerConnection(t *testing.T) {
 	d := Start(t, Options{Listen: []string{"ws://127.0.0.1:0"}, TestHooks: true})
 	quiet := d.DialWS(WSOptions{})
