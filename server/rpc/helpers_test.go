@@ -33,7 +33,22 @@ func newTestServer(t testing.TB, mutate func(*Options)) *Server {
 	if mutate != nil {
 		mutate(&opts)
 	}
-	return New(opts)
+	s := New(opts)
+	// A handler still running when the test returns (its connection is
+	// closed by rpctest's cleanup, which runs before this one) logs
+	// through t: wait for it, so that nothing logs once the test is over.
+	t.Cleanup(func() {
+		done := make(chan struct{})
+		go func() {
+			s.work.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	return s
 }
 
 func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
