@@ -84,22 +84,28 @@ func (c *toolCall) outputTokens() int {
 }
 
 // textBudget cuts the text parts of one output to a number of tokens in
-// all (about four bytes each); a part that finds nothing left is dropped.
+// all (about bytesPerToken bytes each); a part that finds less than a
+// token left is dropped.
 type textBudget int
 
+// bytesPerToken is how the budget counts a token, as exec does.
+const bytesPerToken = 4
+
 func newTextBudget(maxTokens int) *textBudget {
-	b := textBudget(maxTokens * 4)
+	b := textBudget(maxTokens * bytesPerToken)
 	return &b
 }
 
 // cut returns text cut to what is left, head and tail kept, and false when
 // nothing is left.
 func (b *textBudget) cut(text string) (string, bool) {
-	if *b <= 0 {
+	if *b < bytesPerToken {
+		// Less than a token left: nothing more (TruncateForModel would
+		// read a limit of 0 tokens as its default).
 		return "", false
 	}
 	if len(text) > int(*b) {
-		text = exec.TruncateForModel(text, int(*b)/4)
+		text = exec.TruncateForModel(text, int(*b)/bytesPerToken)
 	}
 	*b -= textBudget(len(text))
 	return text, true

@@ -753,3 +753,16 @@ func TestCommandOutputCutOnce(t *testing.T) {
 		t.Fatalf("model output of %d bytes, %d notes: %.200q", len(out), strings.Count(out, "tokens truncated"), out)
 	}
 }
+
+// A text budget with less than a token left drops the next part rather
+// than cut it to the default limit (a limit of 0 tokens is read as the
+// default).
+func TestTextBudgetNearlySpent(t *testing.T) {
+	b := newTextBudget(10) // 40 bytes
+	if text, ok := b.cut(strings.Repeat("a", 37)); !ok || len(text) != 37 {
+		t.Fatalf("first part: %d bytes, %v", len(text), ok)
+	}
+	if text, ok := b.cut(strings.Repeat("z", 100_000)); ok {
+		t.Fatalf("with 3 bytes left, a part of %d bytes was kept", len(text))
+	}
+}
