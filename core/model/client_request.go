@@ -51,6 +51,21 @@ func (c *Client) requestKey() string {
 	return c.provider.APIKey
 }
 
+// headerValue is s without the characters a header value may not hold
+// (control characters other than tab, and DEL). Some of a request's
+// headers carry what a client sent (its version in User-Agent, its
+// metadata in x-codex-turn-metadata, where JSON escapes the other control
+// characters but not DEL): one such character would make the HTTP client
+// refuse every model request of the thread.
+func headerValue(s string) string {
+	return strings.Map(func(r rune) rune {
+		if (r < 0x20 && r != '\t') || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // setHeaders sets the request headers, key being the API key. Provider
 // http_headers come last so that a configuration can override the
 // defaults.
@@ -61,9 +76,9 @@ func (c *Client) setHeaders(h http.Header, meta CallMeta, key string) {
 		h.Set("Authorization", "Bearer "+key)
 	}
 	if meta.Originator != "" {
-		h.Set("originator", meta.Originator)
+		h.Set("originator", headerValue(meta.Originator))
 	}
-	ua := meta.UserAgent
+	ua := headerValue(meta.UserAgent)
 	if ua == "" {
 		ua = "agentd"
 	}
@@ -84,12 +99,12 @@ func (c *Client) setHeaders(h http.Header, meta CallMeta, key string) {
 		h.Set("x-codex-parent-thread-id", meta.ParentThreadID)
 	}
 	if meta.TurnMetadata != "" {
-		h.Set("x-codex-turn-metadata", meta.TurnMetadata)
+		h.Set("x-codex-turn-metadata", headerValue(meta.TurnMetadata))
 	}
 	if meta.Traceparent != "" {
-		h.Set("traceparent", meta.Traceparent)
+		h.Set("traceparent", headerValue(meta.Traceparent))
 		if meta.Tracestate != "" {
-			h.Set("tracestate", meta.Tracestate)
+			h.Set("tracestate", headerValue(meta.Tracestate))
 		}
 	}
 	for k, v := range c.provider.HTTPHeaders {

@@ -18,6 +18,31 @@ import (
 	"github.com/agentd-dev/agentd/test/mockmodel"
 )
 
+// Headers that carry what a client sent lose the characters a header may
+// not hold, rather than make the request fail: a DEL or a line break in a
+// client's version (User-Agent) or in its turn metadata.
+func TestHeadersFromClientsAreCleaned(t *testing.T) {
+	srv := mockmodel.New(t)
+	srv.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "ok")))
+	m := meta
+	m.UserAgent = "agentd-tests/0.1 (client; 1\x7f\r\nX-Evil: 1)"
+	m.TurnMetadata = "{\"k\":\"v\x7f\"}"
+	st, err := model.NewClient(provider(srv)).Stream(context.Background(), request("hi"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drain(t, st); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Requests()[0].Header
+	if got := h.Get("User-Agent"); got != "agentd-tests/0.1 (client; 1X-Evil: 1)" || h.Get("X-Evil") != "" {
+		t.Errorf("User-Agent %q, X-Evil %q", got, h.Get("X-Evil"))
+	}
+	if got := h.Get("X-Codex-Turn-Metadata"); got != `{"k":"v"}` {
+		t.Errorf("turn metadata %q", got)
+	}
+}
+
 func TestRequestHeadersBodyAndQuery(t *testing.T) {
 	srv := mockmodel.New(t)
 	srv.Enqueue(mockmodel.Reply("resp_1", mockmodel.Text("msg_1", "ok")))
