@@ -43,6 +43,20 @@ func routeOf(r *projection.Pending) *route {
 	return rt
 }
 
+// forgetConnLocked drops c, which closed, from the routes of the requests
+// still waiting: it answers nothing more and is told nothing more, and the
+// thread keeps no reference to it. t.mu must be held.
+func (t *thread) forgetConnLocked(c *rpc.Conn) {
+	for _, r := range t.proj.Requests() {
+		if rt := routeOf(r); rt != nil {
+			if call, ok := rt.calls[c]; ok {
+				call.Cancel()
+				delete(rt.calls, c)
+			}
+		}
+	}
+}
+
 // cancel withdraws the request from every connection.
 func (rt *route) cancel() {
 	for c, call := range rt.calls {

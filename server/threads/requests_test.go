@@ -321,3 +321,44 @@ func TestSecondShutdownWaitsForTheFirst(t *testing.T) {
 		bEnd.Close()
 	})
 }
+
+// A connection that closes while a request waits for it leaves the
+// request's route (the thread keeps no reference to it); the other
+// connection still answers it.
+func TestClosedConnectionLeavesTheRoute(t *testing.T) {
+	s, conns := grabEngine(64)
+	cls, cs := grabClients(t, s, conns, 2)
+	th, req := bareThread(t)
+	th.subscribe(cs[0], false)
+	th.subscribe(cs[1], false)
+	th.sendRequest(req, th.subs, nil)
+	m := cls[0].ReadUntil(method("item/tool/call"))
+	cls[1].ReadUntil(method("item/tool/call"))
+	routed := func(c *rpc.Conn) bool {
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		_, ok := routeOf(req).callOn(c)
+		return ok
+	}
+	if !routed(cs[1]) {
+		t.Fatal("the request was not routed to the second connection")
+	}
+	cls[1].Close()
+	for deadline := time.Now().Add(rpctest.WaitTimeout); routed(cs[1]); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed connection is still in the request's route")
+		}
+	}
+	cls[0].Answer(m.ID, map[string]any{"contentItems": []any{}, "success": true})
+	for deadline := time.Now().Add(rpctest.WaitTimeout); ; time.Sleep(10 * time.Millisecond) {
+		th.mu.Lock()
+		waiting := th.proj.Waiting(req)
+		th.mu.Unlock()
+		if !waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the remaining connection's answer was not taken")
+		}
+	}
+}

@@ -403,6 +403,7 @@ func (t *thread) subscribeLocked(c *rpc.Conn, replay bool) bool {
 				t.unsubscribe(c)
 				t.mu.Lock()
 				delete(t.hooks, c)
+				t.forgetConnLocked(c)
 				t.mu.Unlock()
 			})
 		}
