@@ -227,3 +227,38 @@ func TestRequestSentBeforeLeavingRuns(t *testing.T) {
 		}
 	}
 }
+
+// At the end of a stdio client's input, OnInputEnd's functions run while
+// the drain waits for the requests in flight (a request that waits for
+// them ends, and is answered); one registered after the end runs at once.
+func TestOnInputEndRunsAtEOF(t *testing.T) {
+	s := newTestServer(t, nil)
+	Handle(s, "x/wait", func(ctx context.Context, r *Request, _ *json.RawMessage) (any, error) {
+		for range 2 { // the second hook is registered after the end
+			ended := make(chan struct{})
+			r.Conn().OnInputEnd(func() { close(ended) })
+			select {
+			case <-ended:
+			case <-time.After(10 * time.Second):
+				return "the input's end was not reported", nil
+			}
+		}
+		return "ended", nil
+	})
+	in := `{"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"id":1,"method":"x/wait"}` + "\n"
+	outR, outW := io.Pipe()
+	st := transport.NewNDJSON(strings.NewReader(in), outW, outW.Close, 0,
+		transport.Info{Transport: "stdio", WaitWhenFull: true, DrainOnEOF: true, Scope: scope.Admin})
+	go s.ServeStream(st)
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"id":1`) {
+			if !strings.Contains(sc.Text(), `"result":"ended"`) {
+				t.Fatalf("x/wait: %s", sc.Text())
+			}
+			return
+		}
+	}
+	t.Fatal("x/wait was not answered")
+}
