@@ -396,7 +396,16 @@ func (rb *rebuilder) rollback(n int) {
 	if cut == len(rb.turns) {
 		return
 	}
-	rb.t.Reverted = append(rb.t.Reverted, OrdinalSpan{From: rb.turns[cut].Ordinal, To: max(rb.line, rb.itemOrd)})
+	// The span starts after everything kept: a kept turn's item may come
+	// after a dropped turn opened (a late item, or several on one line).
+	from := rb.turns[cut].Ordinal
+	for _, ts := range rb.turns[:cut] {
+		from = max(from, ts.Ordinal+1)
+		for _, o := range ts.ItemOrdinals {
+			from = max(from, o+1)
+		}
+	}
+	rb.t.Reverted = append(rb.t.Reverted, OrdinalSpan{From: from, To: max(rb.line, rb.itemOrd)})
 	dropped := map[string]bool{}
 	for _, ts := range rb.turns[cut:] {
 		dropped[ts.ID] = true

@@ -399,7 +399,7 @@ func TestOrdinalsSurviveRollback(t *testing.T) {
 			t.Fatalf("turn %s ordinal %d not after %d", tn.ID, tn.Ordinal, prev)
 		}
 		for _, o := range tn.ItemOrdinals {
-			if o <= tn.Ordinal && o <= prev {
+			if o < tn.Ordinal || o <= prev {
 				t.Fatalf("turn %s item ordinals %v", tn.ID, tn.ItemOrdinals)
 			}
 			prev = o
@@ -413,5 +413,39 @@ func TestOrdinalsSurviveRollback(t *testing.T) {
 	last := before.Turns[2].ItemOrdinals[len(before.Turns[2].ItemOrdinals)-1]
 	if sp.From != before.Turns[1].Ordinal || sp.To <= last || after.Turns[1].Ordinal <= sp.To {
 		t.Fatalf("reverted %v, t2 at %d, t3's last item at %d, t4 at %d", sp, before.Turns[1].Ordinal, last, after.Turns[1].Ordinal)
+	}
+}
+
+// A rollback's reverted span starts after everything the thread keeps: an
+// item of a kept turn recorded after the dropped turn opened stays out of
+// it (a cursor anchored on it stays valid).
+func TestRevertedSpanSparesLateItemsOfKeptTurns(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	ctx := testCtx(t)
+	r, _ := s.Create(testMeta("t-late", baseTime))
+	recordTurn(t, r, turnScript{id: "t1", prompt: "one", end: "completed"})
+	recordTurn(t, r, turnScript{id: "t2", prompt: "two"})
+	late := core.AgentMessageItem{ID: "late", Text: "late"}
+	r.RecordEvent(core.Event{TurnID: "t1", Time: baseTime.Add(time.Second), Msg: core.ItemStarted{Item: late}})
+	r.RecordEvent(core.Event{TurnID: "t1", Time: baseTime.Add(time.Second), Msg: core.ItemCompleted{Item: late}})
+	r.Flush(ctx)
+	before := mustRead(t, r.Path(), ReadOptions{})
+	t1 := before.Turns[0]
+	lateOrd := t1.ItemOrdinals[len(t1.ItemOrdinals)-1]
+	if len(before.Turns) != 2 || lateOrd <= before.Turns[1].Ordinal {
+		t.Fatalf("the late item (ordinal %d) was not recorded after t2 opened (%d)", lateOrd, before.Turns[1].Ordinal)
+	}
+	if err := r.Rollback(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.Close(ctx)
+	after := mustRead(t, r.Path(), ReadOptions{})
+	if len(after.Turns) != 1 || len(after.Reverted) != 1 {
+		t.Fatalf("turns %v, reverted %v", turnStatuses(after), after.Reverted)
+	}
+	for _, o := range after.Turns[0].ItemOrdinals {
+		if sp := after.Reverted[0]; o >= sp.From && o <= sp.To {
+			t.Fatalf("kept item ordinal %d inside the reverted span %+v", o, sp)
+		}
 	}
 }
