@@ -204,15 +204,8 @@ func retryAfter(h http.Header, message string) time.Duration {
 			return capDelay(time.Duration(ms * float64(time.Millisecond)))
 		}
 	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-			return capDelay(time.Duration(s * float64(time.Second)))
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			if d := time.Until(t); d > 0 {
-				return capDelay(d)
-			}
-		}
+	if d := retryAfterHeader(h); d > 0 {
+		return d
 	}
 	return tryAgainIn(message)
 }

@@ -293,14 +293,21 @@ func (sv *service) readThread(ctx context.Context, id string, t *thread) (*rollo
 // turnsOf returns a loaded or stored thread's turns; a loaded thread that
 // has no file yet has none.
 func (sv *service) turnsOf(ctx context.Context, id string, t *thread) ([]rollout.Turn, error) {
+	rt, err := sv.recordOf(ctx, id, t)
+	return rt.Turns, err
+}
+
+// recordOf reads a loaded or stored thread's record; a loaded thread that
+// has no file yet has an empty one.
+func (sv *service) recordOf(ctx context.Context, id string, t *thread) (*rollout.Thread, error) {
 	if t != nil && (t.rec == nil || !t.rec.Materialized()) {
-		return nil, nil
+		return &rollout.Thread{}, nil
 	}
 	rt, err := sv.readThread(ctx, id, t)
 	if err != nil {
-		return nil, storeErr(id, err)
+		return &rollout.Thread{}, storeErr(id, err)
 	}
-	return rt.Turns, nil
+	return rt, nil
 }
 
 // storedTurns returns the turns of a loaded or stored thread, and the
@@ -312,14 +319,8 @@ func (sv *service) storedTurns(ctx context.Context, id string) ([]rollout.Turn, 
 			return nil, nil, protocol.InvalidRequest("no rollout found for thread id %s", protocol.Cut(id))
 		}
 	}
-	if t != nil && (t.rec == nil || !t.rec.Materialized()) {
-		return nil, nil, nil
-	}
-	rt, err := sv.readThread(ctx, id, t)
-	if err != nil {
-		return nil, nil, storeErr(id, err)
-	}
-	return rt.Turns, rt.Reverted, nil
+	rt, err := sv.recordOf(ctx, id, t)
+	return rt.Turns, rt.Reverted, err
 }
 
 // rejectErr converts a core rejection to a JSON-RPC error with its text.
