@@ -56,6 +56,7 @@ func TestDecodeParamsErrors(t *testing.T) {
 		{"turn/start", `{"threadId":"t","input":[{"type":"video"}]}`,
 			"Invalid request: unknown variant `video`, expected one of `text`, `image`, `localImage`, `audio`, `localAudio`, `skill`, `mention`"},
 		{"turn/start", `{"threadId":"t","input":[{"type":"text"}]}`, "Invalid request: missing field `text`"},
+		{"turn/start", `{"threadId":"t","input":[],"responsesapiClientMetadataPatch":{"a":null}}`, "Invalid request: invalid type: null, expected a string"},
 		{"turn/start", `{"threadId":"t","input":"hi"}`, "Invalid request: invalid type: string \"hi\", expected a sequence"},
 		{"turn/start", `{"threadId":"t","input":[],"sandboxPolicy":{"type":"workspaceWrite","writableRoots":["rel"]}}`,
 			"Invalid request: AbsolutePathBuf deserialized without a base path"},

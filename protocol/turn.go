@@ -167,7 +167,7 @@ type TurnStartParams struct {
 	RuntimeWorkspaceRoots           []AbsPath                         `json:"runtimeWorkspaceRoots,omitempty" wire:"experimental"`
 	CyberAccessProgram              *CyberAccessProgram               `json:"cyberAccessProgram,omitempty" wire:"experimental"`
 	ResponsesapiClientMetadata      map[string]string                 `json:"responsesapiClientMetadata,omitempty" wire:"experimental"`
-	ResponsesapiClientMetadataPatch map[string]*string                `json:"responsesapiClientMetadataPatch,omitempty" wire:"experimental"`
+	ResponsesapiClientMetadataPatch map[string]string                 `json:"responsesapiClientMetadataPatch,omitempty" wire:"experimental"`
 	MultiAgentMode                  *MultiAgentMode                   `json:"multiAgentMode,omitempty" wire:"experimental"`
 }
 
@@ -227,7 +227,7 @@ type TurnSteerParams struct {
 	ClientUserMessageID             *string                           `json:"clientUserMessageId,omitempty"`
 	AdditionalContext               map[string]AdditionalContextEntry `json:"additionalContext,omitempty" wire:"experimental"`
 	ResponsesapiClientMetadata      map[string]string                 `json:"responsesapiClientMetadata,omitempty" wire:"experimental"`
-	ResponsesapiClientMetadataPatch map[string]*string                `json:"responsesapiClientMetadataPatch,omitempty" wire:"experimental"`
+	ResponsesapiClientMetadataPatch map[string]string                 `json:"responsesapiClientMetadataPatch,omitempty" wire:"experimental"`
 }
 
 // TurnSteerResponse is the result of turn/steer.

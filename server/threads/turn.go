@@ -106,7 +106,7 @@ func (sv *service) turnStart(ctx context.Context, r *rpc.Request, p *protocol.Tu
 		return nil, err
 	}
 	op := core.OpUserInput{Input: input, Overrides: ov,
-		ClientMetadata: p.ResponsesapiClientMetadata, ClientMetadataPatch: metadataPatch(p.ResponsesapiClientMetadataPatch)}
+		ClientMetadata: p.ResponsesapiClientMetadata, ClientMetadataPatch: p.ResponsesapiClientMetadataPatch}
 	if p.ClientUserMessageID != nil {
 		op.ClientMessageID = *p.ClientUserMessageID
 	}
@@ -129,7 +129,7 @@ func (sv *service) turnSteer(ctx context.Context, r *rpc.Request, p *protocol.Tu
 		return nil, err
 	}
 	op := core.OpSteer{Input: input, ExpectedTurnID: p.ExpectedTurnID,
-		ClientMetadata: p.ResponsesapiClientMetadata, ClientMetadataPatch: metadataPatch(p.ResponsesapiClientMetadataPatch)}
+		ClientMetadata: p.ResponsesapiClientMetadata, ClientMetadataPatch: p.ResponsesapiClientMetadataPatch}
 	if p.ClientUserMessageID != nil {
 		op.ClientMessageID = *p.ClientUserMessageID
 	}
@@ -281,19 +281,4 @@ func (t *thread) submitTurn(ctx context.Context, r *rpc.Request, op core.Op, ref
 	}
 	t.replay(c)
 	return ack, nil
-}
-
-// metadataPatch is a responsesapiClientMetadataPatch's entries: a patch
-// adds entries and removes none, so a null value is left out.
-func metadataPatch(p map[string]*string) map[string]string {
-	if len(p) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(p))
-	for k, v := range p {
-		if v != nil {
-			out[k] = *v
-		}
-	}
-	return out
 }
