@@ -148,12 +148,11 @@ func TestStreamParsesEveryEventType(t *testing.T) {
 	}
 }
 
-func TestStreamReportsModelOnlyWhenRerouted(t *testing.T) {
+// streamOne streams resp from a mock model and returns its events.
+func streamOne(t *testing.T, resp mockmodel.Response) []model.StreamEvent {
+	t.Helper()
 	srv := mockmodel.New(t)
-	srv.Enqueue(mockmodel.SSE(
-		mockmodel.CreatedBy("resp_1", "mock-model"),
-		mockmodel.CompletedBy("resp_1", "mock-model", true, mockmodel.Usage{}),
-	))
+	srv.Enqueue(resp)
 	st, err := model.NewClient(provider(srv)).Stream(context.Background(), request("hi"), meta)
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +161,14 @@ func TestStreamReportsModelOnlyWhenRerouted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return evs
+}
+
+func TestStreamReportsModelOnlyWhenRerouted(t *testing.T) {
+	evs := streamOne(t, mockmodel.SSE(
+		mockmodel.CreatedBy("resp_1", "mock-model"),
+		mockmodel.CompletedBy("resp_1", "mock-model", true, mockmodel.Usage{}),
+	))
 	for _, e := range evs {
 		if e.Model != "" {
 			t.Errorf("%v: Model = %q for the requested model, want empty", e.Kind, e.Model)
@@ -193,16 +200,7 @@ func TestStreamReportsRerouteFromHeader(t *testing.T) {
 		{"body model only", mockmodel.SSE(mockmodel.CreatedBy("resp_1", "served-model"), mockmodel.CompletedBy("resp_1", "served-model", true, mockmodel.Usage{})), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := mockmodel.New(t)
-			srv.Enqueue(tc.resp)
-			st, err := model.NewClient(provider(srv)).Stream(context.Background(), request("hi"), meta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs, err := drain(t, st)
-			if err != nil {
-				t.Fatal(err)
-			}
+			evs := streamOne(t, tc.resp)
 			if got := evs[0].Model; evs[0].Kind != model.EventCreated || got != tc.want {
 				t.Errorf("created: Model = %q, want %q", got, tc.want)
 			}
