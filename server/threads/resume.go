@@ -2,6 +2,7 @@ package threads
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/agentd-dev/agentd/server/rpc"
 
@@ -14,6 +15,9 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	c := r.Conn()
 	id := p.ThreadID
 	if err := readOnlyResume(c.Scope(), r.Method(), p); err != nil {
+		return nil, err
+	}
+	if err := stalePath(sv.threads.get(id), p.Path); err != nil {
 		return nil, err
 	}
 	if p.Path != nil && *p.Path != "" {
@@ -150,4 +154,20 @@ func historyResume(loaded bool, id string) error {
 		return protocol.InvalidRequest("cannot resume thread %s with history while it is already running", protocol.Cut(id))
 	}
 	return protocol.InvalidRequest("thread/resume with history is not supported")
+}
+
+// stalePath refuses, as the reference does, a resume of a loaded thread t
+// (nil: not loaded) with a path that is not the file t records into.
+func stalePath(t *thread, path *string) error {
+	if t == nil || path == nil || *path == "" {
+		return nil
+	}
+	active := ""
+	if t.rec != nil {
+		active = t.rec.Path()
+	}
+	if filepath.Clean(*path) == filepath.Clean(active) {
+		return nil
+	}
+	return protocol.InvalidRequest("cannot resume running thread %s with stale path: requested `%s`, active `%s`", t.id, protocol.Cut(*path), active)
 }

@@ -662,3 +662,29 @@ func TestRunningTurnKeepsTheThreadLoaded(t *testing.T) {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
 }
+
+// A resume of a loaded thread with a path that is not its own file is
+// refused, as the reference refuses it; its own path is accepted.
+func TestResumeOfALoadedThreadWithAStalePath(t *testing.T) {
+	f := newFixture(t, nil)
+	c := rpctest.Connect(t, f.s.ServeStream)
+	c.Initialize(map[string]any{"experimentalApi": true}) // path is experimental
+	paths := map[string]string{}
+	var ids []string
+	for range 2 {
+		id := f.startThread(c, nil)
+		c.Call("turn/start", map[string]any{"threadId": id, "input": textInput("hello")})
+		c.ReadUntil(method("turn/completed"))
+		var r struct{ Thread struct{ Path string } }
+		if m := c.Call("thread/read", map[string]any{"threadId": id}); m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.Thread.Path == "" {
+			t.Fatalf("read: %s", m.Raw)
+		}
+		ids, paths[id] = append(ids, id), r.Thread.Path
+	}
+	a, b := ids[0], ids[1]
+	rpctest.WantError(t, c.Call("thread/resume", map[string]any{"threadId": a, "path": paths[b]}), protocol.CodeInvalidRequest,
+		fmt.Sprintf("cannot resume running thread %s with stale path: requested `%s`, active `%s`", a, paths[b], paths[a]))
+	if m := c.Call("thread/resume", map[string]any{"threadId": a, "path": paths[a], "excludeTurns": true}); m.Error != nil {
+		t.Fatalf("resume with its own path: %s", m.Raw)
+	}
+}
