@@ -123,3 +123,26 @@ func anchoredPage[T any](items []T, ords []int, id, kind string, cursor *anchor,
 	back = anchor{RequestedThreadID: id, RolloutOrdinal: ords[first], IncludeAnchor: true, Scope: anchorScope{Kind: kind}}.encode()
 	return out, next, back
 }
+
+// backCursors are the turnsBackwardsCursor and itemsBackwardsCursor of
+// thread/resume and thread/revert, as the reference fills them: anchored
+// on the thread's last turn and on its last item (by rollout ordinal),
+// both including their anchor, so that a client given a thread without
+// its turns pages back from its end with thread/turns/list (descending,
+// its default) and thread/items/list (sortDirection desc); null when the
+// thread has no turn, or no item.
+func backCursors(id string, turns []rollout.Turn) (turnsBack, itemsBack *string) {
+	if n := len(turns); n > 0 {
+		turnsBack = anchor{RequestedThreadID: id, RolloutOrdinal: turns[n-1].Ordinal, IncludeAnchor: true, Scope: anchorScope{Kind: scopeTurns}}.encode()
+	}
+	last := -1
+	for _, rt := range turns {
+		for _, o := range rt.ItemOrdinals {
+			last = max(last, o)
+		}
+	}
+	if last >= 0 {
+		itemsBack = anchor{RequestedThreadID: id, RolloutOrdinal: last, IncludeAnchor: true, Scope: anchorScope{Kind: scopeItems}}.encode()
+	}
+	return turnsBack, itemsBack
+}

@@ -131,5 +131,7 @@ func (sv *service) threadRevert(ctx context.Context, r *rpc.Request, p *protocol
 	}
 	th := t.wire(false)
 	th.Turns = wireTurns(turns, protocol.ItemsFull)
-	return &protocol.ThreadRevertResponse{Thread: th}, nil
+	out := &protocol.ThreadRevertResponse{Thread: th}
+	out.TurnsBackwardsCursor, out.ItemsBackwardsCursor = backCursors(t.id, turns)
+	return out, nil
 }

@@ -85,7 +85,9 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 	if u := rt.TokenUsage; u != nil {
 		r.Then("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: id, TurnID: u.TurnID, TokenUsage: projection.TokenUsage(u.Info)})
 	}
-	return sv.resumeResponse(t, wire, st), nil
+	out := sv.resumeResponse(t, wire, st)
+	out.TurnsBackwardsCursor, out.ItemsBackwardsCursor = backCursors(id, rt.Turns)
+	return out, nil
 }
 
 // joinLoaded subscribes c to a thread that is already loaded (a second
@@ -102,11 +104,13 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 		return nil, err
 	}
 	wire := t.wire(false)
+	// Read with or without excludeTurns: the backwards cursors are
+	// anchored on the last turn and item.
+	turns, err := sv.turnsOf(ctx, t.id, t)
+	if err != nil {
+		return nil, err
+	}
 	if !excludeTurns {
-		turns, err := sv.turnsOf(ctx, t.id, t)
-		if err != nil {
-			return nil, err
-		}
 		c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
 		wire.Turns = wireTurns(turns, protocol.ItemsFull)
 	}
@@ -114,7 +118,9 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 	// thread's events.
 	r.ResponseFirst()
 	t.subscribe(c, true)
-	return sv.resumeResponse(t, wire, st), nil
+	out := sv.resumeResponse(t, wire, st)
+	out.TurnsBackwardsCursor, out.ItemsBackwardsCursor = backCursors(t.id, turns)
+	return out, nil
 }
 
 // readOnlyResume refuses, to a read-scope client, a thread/resume that
