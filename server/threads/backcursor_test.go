@@ -153,3 +153,47 @@ func TestResumeAndRevertGiveBackwardsCursors(t *testing.T) {
 		t.Fatalf("resume with no turn left %v %v", r.Turns, r.Items)
 	}
 }
+
+// thread/resume's initialTurnsPage is the first page thread/turns/list
+// gives with the same limit, view and direction, as in the reference: the
+// newest turns first by default, in the summary view, and its nextCursor
+// goes on from there.
+func TestResumeInitialTurnsPage(t *testing.T) {
+	f := newFixture(t, nil)
+	a := f.client()
+	id := f.startThread(a, nil)
+	for _, q := range []string{"one", "two", "three"} {
+		a.Call("turn/start", map[string]any{"threadId": id, "input": textInput(q)})
+		a.ReadUntil(method("turn/completed"))
+	}
+	b := rpctest.Connect(t, f.s.ServeStream)
+	b.Initialize(map[string]any{"experimentalApi": true}) // initialTurnsPage is experimental
+	type page struct {
+		Data []struct {
+			ID        string
+			ItemsView string
+		}
+		NextCursor *string
+	}
+	var r struct{ InitialTurnsPage *page }
+	m := b.Call("thread/resume", map[string]any{"threadId": id, "excludeTurns": true, "initialTurnsPage": map[string]any{"limit": 2}})
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.InitialTurnsPage == nil {
+		t.Fatalf("resume: %s", m.Raw)
+	}
+	if err := refschema.Validator(t).ValidateResponse("thread/resume", m.Result); err != nil {
+		t.Fatalf("the resume result does not match the reference schema: %v", err)
+	}
+	var list page
+	if m := b.Call("thread/turns/list", map[string]any{"threadId": id, "limit": 2}); m.Error != nil || json.Unmarshal(m.Result, &list) != nil {
+		t.Fatalf("turns/list: %s", m.Raw)
+	}
+	got := r.InitialTurnsPage
+	if len(got.Data) != 2 || got.Data[0].ItemsView != "summary" || got.NextCursor == nil ||
+		got.Data[0].ID != list.Data[0].ID || got.Data[1].ID != list.Data[1].ID {
+		t.Fatalf("initial page %+v, turns/list %+v", got, list)
+	}
+	var rest page
+	if m := b.Call("thread/turns/list", map[string]any{"threadId": id, "cursor": *got.NextCursor}); m.Error != nil || json.Unmarshal(m.Result, &rest) != nil || len(rest.Data) != 1 {
+		t.Fatalf("the page after it: %s", m.Raw)
+	}
+}

@@ -164,17 +164,24 @@ func (sv *service) threadTurnsList(ctx context.Context, _ *rpc.Request, p *proto
 		}
 		cursor = &a
 	}
-	view := protocol.ItemsSummary
-	if p.ItemsView != nil {
-		view = *p.ItemsView
+	return turnsPage(p.ThreadID, turns, cursor, p.Limit, p.ItemsView, p.SortDirection), nil
+}
+
+// turnsPage is a page of a thread's turns after cursor (nil: from the
+// start), with the items of the view (summary by default), newest first
+// unless the direction is asc.
+func turnsPage(id string, turns []rollout.Turn, cursor *anchor, limit *uint32, view *protocol.TurnItemsView, dir *protocol.SortDirection) *protocol.TurnsPage {
+	v := protocol.ItemsSummary
+	if view != nil {
+		v = *view
 	}
-	desc := p.SortDirection == nil || *p.SortDirection == protocol.SortDirection("desc")
+	desc := dir == nil || *dir == protocol.SortDirection("desc")
 	ords := make([]int, len(turns))
 	for i, rt := range turns {
 		ords[i] = rt.Ordinal
 	}
-	pg, next, back := anchoredPage(turns, ords, p.ThreadID, scopeTurns, cursor, p.Limit, desc)
-	return &protocol.TurnsPage{Data: wireTurns(pg, view), NextCursor: next, BackwardsCursor: back}, nil
+	pg, next, back := anchoredPage(turns, ords, id, scopeTurns, cursor, limit, desc)
+	return &protocol.TurnsPage{Data: wireTurns(pg, v), NextCursor: next, BackwardsCursor: back}
 }
 
 func (sv *service) threadItemsList(ctx context.Context, _ *rpc.Request, p *protocol.ThreadItemsListParams) (*protocol.ThreadItemsListResponse, error) {

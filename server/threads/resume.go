@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd-dev/agentd/server/rpc"
 
+	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/projection"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/server/scope"
@@ -59,7 +60,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 		sv.threads.loadMu.Unlock()
 		if release, ok := loaded.hold(); ok {
 			defer release()
-			return sv.joinLoaded(ctx, r, loaded, ov, p.ExcludeTurns)
+			return sv.joinLoaded(ctx, r, loaded, ov, p)
 		}
 	}
 	t, rt, st, err := sv.loadStored(ctx, id, ov)
@@ -86,7 +87,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 		r.Then("thread/tokenUsage/updated", protocol.ThreadTokenUsageUpdatedNotification{ThreadID: id, TurnID: u.TurnID, TokenUsage: projection.TokenUsage(u.Info)})
 	}
 	out := sv.resumeResponse(t, wire, st)
-	out.TurnsBackwardsCursor, out.ItemsBackwardsCursor = backCursors(id, rt.Turns)
+	resumePages(out, id, rt.Turns, p.InitialTurnsPage)
 	return out, nil
 }
 
@@ -97,7 +98,7 @@ func (sv *service) threadResume(ctx context.Context, r *rpc.Request, p *protocol
 // loaded thread, running or idle: the result has the thread's own (a turn
 // changes them with its overrides). They are still checked, so that a
 // client is told what its token may not ask for.
-func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov overrides, excludeTurns bool) (*protocol.ThreadResumeResponse, error) {
+func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov overrides, p *protocol.ThreadResumeParams) (*protocol.ThreadResumeResponse, error) {
 	c := r.Conn()
 	st := t.settings(ctx, sv)
 	if _, err := sv.apply(st, ov); err != nil {
@@ -110,7 +111,7 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 	if err != nil {
 		return nil, err
 	}
-	if !excludeTurns {
+	if !p.ExcludeTurns {
 		c.Notify("deprecationNotice", protocol.DeprecationNoticeNotification{Summary: hydrationNotice})
 		wire.Turns = wireTurns(turns, protocol.ItemsFull)
 	}
@@ -119,7 +120,7 @@ func (sv *service) joinLoaded(ctx context.Context, r *rpc.Request, t *thread, ov
 	r.ResponseFirst()
 	t.subscribe(c, true)
 	out := sv.resumeResponse(t, wire, st)
-	out.TurnsBackwardsCursor, out.ItemsBackwardsCursor = backCursors(t.id, turns)
+	resumePages(out, t.id, turns, p.InitialTurnsPage)
 	return out, nil
 }
 
@@ -176,4 +177,15 @@ func stalePath(t *thread, path *string) error {
 		return nil
 	}
 	return protocol.InvalidRequest("cannot resume running thread %s with stale path: requested `%s`, active `%s`", t.id, protocol.Cut(*path), active)
+}
+
+// resumePages fills a thread/resume result's paging: the backwards cursors
+// and, when asked for, the first page of turns, which is what
+// thread/turns/list gives with the same limit, view and direction and no
+// cursor, as in the reference.
+func resumePages(out *protocol.ThreadResumeResponse, id string, turns []rollout.Turn, first *protocol.ThreadResumeInitialTurnsPageParams) {
+	out.TurnsBackwardsCursor, out.ItemsBackwardsCursor = backCursors(id, turns)
+	if first != nil {
+		out.InitialTurnsPage = turnsPage(id, turns, nil, first.Limit, first.ItemsView, first.SortDirection)
+	}
 }
