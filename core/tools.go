@@ -84,28 +84,25 @@ func (c *toolCall) outputTokens() int {
 }
 
 // textBudget cuts the text parts of one output to a number of tokens in
-// all (about bytesPerToken bytes each); a part that finds less than a
+// all (about exec.BytesPerToken bytes each); a part that finds less than a
 // token left is dropped.
 type textBudget int
 
-// bytesPerToken is how the budget counts a token, as exec does.
-const bytesPerToken = 4
-
 func newTextBudget(maxTokens int) *textBudget {
-	b := textBudget(maxTokens * bytesPerToken)
+	b := textBudget(maxTokens * exec.BytesPerToken)
 	return &b
 }
 
 // cut returns text cut to what is left, head and tail kept, and false when
 // nothing is left.
 func (b *textBudget) cut(text string) (string, bool) {
-	if *b < bytesPerToken {
+	if *b < exec.BytesPerToken {
 		// Less than a token left: nothing more (TruncateForModel would
 		// read a limit of 0 tokens as its default).
 		return "", false
 	}
 	if len(text) > int(*b) {
-		text = exec.TruncateForModel(text, int(*b)/bytesPerToken)
+		text = exec.TruncateForModel(text, int(*b)/exec.BytesPerToken)
 	}
 	*b -= textBudget(len(text))
 	return text, true

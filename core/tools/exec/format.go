@@ -11,11 +11,11 @@ import (
 // does not say.
 const DefaultMaxOutputTokens = 10000
 
-// bytesPerToken approximates the tokenizer: about four bytes a token.
-const bytesPerToken = 4
+// BytesPerToken approximates the tokenizer: about four bytes a token.
+const BytesPerToken = 4
 
 // approxTokens estimates the tokens of n bytes of output.
-func approxTokens(n int64) int64 { return (n + bytesPerToken - 1) / bytesPerToken }
+func approxTokens(n int64) int64 { return (n + BytesPerToken - 1) / BytesPerToken }
 
 // TruncateForModel shortens text to about maxTokens tokens, keeping its
 // head and tail and saying how much was cut. maxTokens ≤ 0 means
@@ -24,7 +24,7 @@ func TruncateForModel(text string, maxTokens int) string {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxOutputTokens
 	}
-	limit := maxTokens * bytesPerToken
+	limit := maxTokens * BytesPerToken
 	if len(text) <= limit {
 		return text
 	}
