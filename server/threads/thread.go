@@ -400,8 +400,8 @@ func (t *thread) subscribeLocked(c *rpc.Conn, replay bool) bool {
 		t.armUnloadLocked()
 		if _, ok := t.hooks[c]; !ok && !t.closed {
 			t.hooks[c] = c.OnClose(func() {
-				t.unsubscribe(c)
 				t.mu.Lock()
+				t.unsubscribeLocked(c)
 				delete(t.hooks, c)
 				t.forgetConnLocked(c)
 				t.mu.Unlock()
