@@ -70,15 +70,20 @@ func NewLive(live *config.Live, log *zap.Logger, m *metrics.Metrics) *rpc.Server
 		hooks = &testHooks{}
 	}
 	var configWritten func()
+	// The thread layer writes a project's trust through the utility
+	// layer's config writes, which are registered after it (they tell
+	// it of a write that changes its MCP servers).
+	var util *utility.Service
+	trustProject := func(r *rpc.Request, root string) error { return util.TrustProject(r, root) }
 	if layer, err := threads.Register(s, threads.Options{Live: live, Log: log, Version: Version, Cwd: cwd, Observer: threadObs,
-		RolloutWriteFault: hooks.rolloutWriteFault()}); err != nil {
+		RolloutWriteFault: hooks.rolloutWriteFault(), TrustProject: trustProject}); err != nil {
 		// The daemon still serves the handshake and the utility methods.
 		log.Error("thread layer unavailable", zap.Error(err))
 	} else {
 		// A config write that changes [mcp_servers] applies at once.
 		configWritten = layer.ReloadMCP
 	}
-	utility.Register(s, utility.Options{Live: live, Log: log, Cwd: cwd, ConfigWritten: configWritten})
+	util = utility.Register(s, utility.Options{Live: live, Log: log, Cwd: cwd, ConfigWritten: configWritten})
 	if hooks != nil {
 		registerTestHooks(s, hooks)
 	}

@@ -235,3 +235,113 @@ model_reasoning_summary = "detailed"
 		t.Fatalf("reasoning effort %v summary %v, want high and detailed", effort, summary)
 	}
 }
+
+// A thread/start that names its cwd and runs with a sandbox that writes,
+// in a git repository config.toml does not rate, records the repository
+// as trusted in config.toml, as the reference does (0.169, observed): a
+// [projects."<root>"] table appended after the file's own text, the root
+// with its symbolic links resolved and, for a linked worktree, the main
+// repository's. Nothing is written for read-only, without a cwd, outside
+// a repository, for a project already rated, or for an operate token.
+// The configuration reloads: the next thread there gets the trusted
+// project's sandbox.
+func TestThreadStartRecordsProjectTrust(t *testing.T) {
+	tmp := t.TempDir()
+	mk := func(parts ...string) string {
+		p := filepath.Join(append([]string{tmp}, parts...)...)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	repo := mk("repo")
+	mk("repo", ".git")
+	deep := mk("repo", "sub", "deep")
+	other := mk("other")
+	mk("other", ".git")
+	rated := mk("rated")
+	mk("rated", ".git")
+	plain := mk("plain")
+	mk("main", ".git", "worktrees", "wt")
+	mainRoot := filepath.Join(tmp, "main")
+	wt := mk("wt")
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(mainRoot, ".git", "worktrees", "wt")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := mk("linked")
+	mk("linked", ".git")
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink(linked, link); err != nil {
+		t.Fatal(err)
+	}
+
+	base := "# the user's own file\nmodel_provider = \"demo\" # keep\n\n[projects.\"" + rated + "\"]\ntrust_level = \"untrusted\"\n"
+	d := startScoped(t, base, Options{})
+	file := filepath.Join(d.Home, "config.toml")
+	base = readFile(t, file) // with the scope tests' tokens
+	admin := dialAs(t, d, adminToken, "admin")
+	start := func(c *Client, params map[string]any) map[string]any {
+		t.Helper()
+		res := unmarshal(t, WantResult(t, c.Call("thread/start", params)))
+		c.ReadUntil(isMethod("thread/started"))
+		return res
+	}
+	trusted := func(root string) string { return "\n[projects.\"" + root + "\"]\ntrust_level = \"trusted\"\n" }
+
+	// Nothing to record.
+	for _, params := range []map[string]any{
+		{"cwd": deep, "sandbox": "read-only"},
+		{"cwd": deep},
+		{"sandbox": "workspace-write"},
+		{"cwd": plain, "sandbox": "danger-full-access"},
+		{"cwd": rated, "sandbox": "workspace-write"},
+	} {
+		start(admin, params)
+		if got := readFile(t, file); got != base {
+			t.Fatalf("thread/start %v wrote config.toml:\n%s", params, got)
+		}
+	}
+
+	// A subdirectory: the repository's root, appended.
+	if res := start(admin, map[string]any{"cwd": deep, "sandbox": "workspace-write"}); str(res, "sandbox", "type") != "workspaceWrite" {
+		t.Fatalf("sandbox %v", res["sandbox"])
+	}
+	want := base + trusted(repo)
+	if got := readFile(t, file); got != want {
+		t.Fatalf("config.toml:\n%s\nwant:\n%s", got, want)
+	}
+	// Reloaded: a thread in the trusted repository gets workspace-write
+	// without asking, and nothing more is written.
+	if res := start(admin, map[string]any{"cwd": repo}); str(res, "sandbox", "type") != "workspaceWrite" {
+		t.Fatalf("in the trusted repository: sandbox %v", res["sandbox"])
+	}
+	start(admin, map[string]any{"cwd": deep, "sandbox": "danger-full-access"})
+	// A worktree's main repository; a link's target.
+	start(admin, map[string]any{"cwd": wt, "sandbox": "danger-full-access"})
+	start(admin, map[string]any{"cwd": link, "sandbox": "workspace-write"})
+	want += trusted(mainRoot) + trusted(linked)
+	if got := readFile(t, file); got != want {
+		t.Fatalf("config.toml:\n%s\nwant:\n%s", got, want)
+	}
+	// Their trust is found from where it was recorded for.
+	for _, dir := range []string{wt, link} {
+		if res := start(admin, map[string]any{"cwd": dir}); str(res, "sandbox", "type") != "workspaceWrite" {
+			t.Fatalf("in %s: sandbox %v", dir, res["sandbox"])
+		}
+	}
+
+	// A sandbox configured to write counts as asked for; an operate
+	// token's thread records nothing.
+	conf := "model_provider = \"demo\"\nsandbox_mode = \"workspace-write\"\n"
+	d2 := startScoped(t, conf, Options{})
+	file2 := filepath.Join(d2.Home, "config.toml")
+	conf = readFile(t, file2)
+	start(dialAs(t, d2, operateToken, "operator"), map[string]any{"cwd": other, "sandbox": "workspace-write"})
+	if got := readFile(t, file2); got != conf {
+		t.Fatalf("an operate token's thread wrote config.toml:\n%s", got)
+	}
+	start(dialAs(t, d2, adminToken, "admin"), map[string]any{"cwd": other})
+	if got, want := readFile(t, file2), conf+trusted(other); got != want {
+		t.Fatalf("configured sandbox: config.toml:\n%s\nwant:\n%s", got, want)
+	}
+}

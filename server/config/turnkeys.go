@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentd-dev/agentd/core/policy"
 )
@@ -85,20 +86,60 @@ func applyTurnKeys(cfg *Config, fc *fileConfig) error {
 }
 
 // ProjectTrust is the trust level configured for the project of cwd: the
-// entry for cwd itself, else for the root of the git repository holding
-// it; "" when there is none.
+// entry for cwd itself (as given, then with its symbolic links
+// resolved), else for the root of the git repository holding it (the
+// nearest, then TrustRoot's: a linked worktree's main repository); ""
+// when there is none.
 func (c *Config) ProjectTrust(cwd string) string {
 	if len(c.Projects) == 0 {
 		return ""
 	}
 	cwd = filepath.Clean(cwd)
-	if level, ok := c.Projects[cwd]; ok {
-		return level
+	candidates := []string{cwd}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		candidates = append(candidates, real)
 	}
-	if root := gitRoot(cwd); root != "" {
-		return c.Projects[root]
+	candidates = append(candidates, gitRoot(cwd), TrustRoot(cwd))
+	for _, dir := range candidates {
+		if level, ok := c.Projects[dir]; ok && dir != "" {
+			return level
+		}
 	}
 	return ""
+}
+
+// TrustRoot is the directory a trust level for cwd is recorded under, as
+// the reference resolves it: the root of the git repository holding cwd,
+// symbolic links resolved; for a linked worktree (whose .git is a file
+// naming <repository>/.git/worktrees/<name>), the main repository's
+// root. "" when cwd is in no git repository.
+func TrustRoot(cwd string) string {
+	dir, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return ""
+	}
+	root := gitRoot(dir)
+	if root == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return root // a .git directory: the repository itself
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return root
+	}
+	gitDir = strings.TrimSpace(gitDir)
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(root, gitDir)
+	}
+	worktrees := filepath.Dir(filepath.Clean(gitDir))
+	common := filepath.Dir(worktrees)
+	if filepath.Base(worktrees) != "worktrees" || filepath.Base(common) != ".git" {
+		return root // a submodule, or a worktree of a bare repository
+	}
+	return filepath.Dir(common)
 }
 
 // ThreadPolicies are the approval policy and sandbox a new thread in cwd

@@ -150,3 +150,66 @@ func editText(src []byte, steps []step) ([]byte, error) {
 
 // errRewrite says an edit cannot be made in place.
 var errRewrite = errors.New("configedit: edit needs a rewrite")
+
+// MergeTable merges values (keys to scalars) into the table at path, whose
+// keys may hold dots ([projects."/srv/a.b"]), creating it: a table the
+// text does not have yet is appended at its end under its own header, as
+// the reference writes one; otherwise the edit is Apply's upsert.
+func MergeTable(src []byte, path []string, values map[string]any) (*Result, error) {
+	if len(path) == 0 {
+		return nil, fmt.Errorf("%w: no table", ErrInvalidEdit)
+	}
+	doc, err := Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	v, err := FromJSON(values)
+	if err != nil {
+		return nil, err
+	}
+	want := clone(doc).(map[string]any)
+	if err := applyDoc(want, path, v, true); err != nil {
+		return nil, err
+	}
+	res := &Result{Doc: want, Version: Version(want)}
+	if text, err := appendTable(src, path, v.(map[string]any)); err == nil {
+		if got, err := Parse(text); err == nil && Equal(got, want) {
+			res.Text, res.InPlace = text, true
+			return res, nil
+		}
+	}
+	if text, err := editText(src, []step{{path: path, value: v, upsert: true}}); err == nil {
+		if got, err := Parse(text); err == nil && Equal(got, want) {
+			res.Text, res.InPlace = text, true
+			return res, nil
+		}
+	}
+	text, err := toml.Marshal(want)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidEdit, err)
+	}
+	res.Text = text
+	return res, nil
+}
+
+// appendTable is src with a [path] table of values after it, a blank line
+// between them.
+func appendTable(src []byte, path []string, values map[string]any) ([]byte, error) {
+	var b strings.Builder
+	b.Write(src)
+	if len(src) > 0 {
+		if src[len(src)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("[" + renderKey(path) + "]\n")
+	for _, k := range sortedKeys(values) {
+		s, err := render(values[k])
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(renderKey([]string{k}) + " = " + s + "\n")
+	}
+	return []byte(b.String()), nil
+}

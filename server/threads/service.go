@@ -38,6 +38,11 @@ type Options struct {
 	// RolloutWriteFault is rollout.Options.WriteFault: a test hook that
 	// fails rollout writes as a full disk would. Leave it nil.
 	RolloutWriteFault func() error
+	// TrustProject, when set, records in config.toml, on behalf of the
+	// request r, that the project at root is trusted (thread/start with
+	// a sandbox that writes, in a git repository config.toml does not
+	// rate; see trustProject).
+	TrustProject func(r *rpc.Request, root string) error
 }
 
 // service is the thread layer of the daemon: the loaded threads, the
@@ -51,6 +56,8 @@ type service struct {
 	cwd     string
 	auth    *auth.Store
 	obs     Observer
+	// writeTrust is Options.TrustProject.
+	writeTrust func(r *rpc.Request, root string) error
 
 	threads *registry
 	// trim returns freed memory to the system when no turn runs.
@@ -107,7 +114,7 @@ func newService(s *rpc.Server, opts Options) (*service, error) {
 		live = config.Fixed(opts.Config)
 	}
 	home := live.Get().Home
-	sv := &service{s: s, live: live, log: log, version: opts.Version, cwd: opts.Cwd, obs: opts.Observer, clients: map[string]cachedClient{},
+	sv := &service{s: s, live: live, log: log, version: opts.Version, cwd: opts.Cwd, obs: opts.Observer, writeTrust: opts.TrustProject, clients: map[string]cachedClient{},
 		auth: auth.Open(home), trim: newTrimmer(log)}
 	if problem := sv.auth.Problem(); problem != "" {
 		log.Warn("the stored sign-in cannot be used", zap.String("problem", problem))

@@ -4,11 +4,15 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/google/uuid"
+	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/core/policy"
 	"github.com/agentd-dev/agentd/core/rollout"
 	"github.com/agentd-dev/agentd/protocol"
-	"github.com/google/uuid"
+	"github.com/agentd-dev/agentd/server/config"
+	"github.com/agentd-dev/agentd/server/rpc"
+	"github.com/agentd-dev/agentd/server/scope"
 )
 
 // persistOnStartKey, in thread/start's config, asks for the rollout file
@@ -40,6 +44,7 @@ func (sv *service) threadStart(ctx context.Context, r *rpc.Request, p *protocol.
 	if err != nil {
 		return nil, err
 	}
+	sv.trustProject(r, p, st)
 	if err := sv.requiredMCP(ctx); err != nil {
 		return nil, err
 	}
@@ -107,4 +112,37 @@ func (sv *service) threadUnsubscribe(_ context.Context, r *rpc.Request, p *proto
 // (pageLoadedIDs).
 func (sv *service) threadLoadedList(_ context.Context, _ *rpc.Request, p *protocol.ThreadLoadedListParams) (*protocol.ThreadLoadedListResponse, error) {
 	return pageLoadedIDs(sv.threads.ids(), p)
+}
+
+// trustProject records in config.toml that the git repository holding a
+// new thread's cwd is trusted, as the reference does (0.169, observed),
+// when thread/start names the cwd, the thread's sandbox (asked for or
+// configured) writes, and config.toml rates neither the cwd nor the
+// repository. Only for an admin client: the key is protected, since a
+// trusted project widens what operate clients may ask for in it
+// (docs/security.md). A failure is logged, and the thread starts all the
+// same.
+func (sv *service) trustProject(r *rpc.Request, p *protocol.ThreadStartParams, st threadSettings) {
+	if sv.writeTrust == nil || p.Cwd == nil || !r.Conn().Scope().Allows(scope.Admin) {
+		return
+	}
+	switch st.sandbox.Mode {
+	case policy.SandboxWorkspaceWrite, policy.SandboxDangerFullAccess, policy.SandboxExternal:
+	default:
+		if p.Sandbox == nil || *p.Sandbox == protocol.SandboxReadOnly {
+			return
+		}
+	}
+	if st.cfg.ProjectTrust(st.cwd) != "" {
+		return
+	}
+	root := config.TrustRoot(st.cwd)
+	if root == "" {
+		return
+	}
+	if err := sv.writeTrust(r, root); err != nil {
+		r.Logger().Warn("could not record the project's trust in config.toml", zap.String("project", root), zap.Error(err))
+		return
+	}
+	r.Logger().Debug("project trust recorded", zap.String("project", root))
 }

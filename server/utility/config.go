@@ -226,6 +226,15 @@ func (u *utility) configWriteFrom(r *rpc.Request, filePath, expected *string, ed
 	if err != nil {
 		return nil, configWriteError(configValidationError, "Invalid configuration edit: %v", err)
 	}
+	return u.commitConfig(r, path, doc, res)
+}
+
+// commitConfig writes res, an edit of config.toml's document doc, for r,
+// under configMu: it checks that r's client may make the change and that
+// agentd can still load the result, replaces the file atomically, and
+// reloads the running configuration from it.
+func (u *utility) commitConfig(r *rpc.Request, path string, doc map[string]any, res *configedit.Result) (*protocol.ConfigWriteResponse, error) {
+	sc := r.Conn().Scope()
 	// The documents, not the edits, are compared: however a protected
 	// key is reached (a table holding it, a parent replaced or removed),
 	// its change shows.

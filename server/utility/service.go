@@ -78,7 +78,7 @@ func (u *utility) config() *config.Config { return u.live.Get() }
 
 // Register registers the utility methods on s; their processes and
 // watches stop when s drains.
-func Register(s *rpc.Server, opts Options) {
+func Register(s *rpc.Server, opts Options) *Service {
 	u := newUtility(opts)
 	s.OnDrain(u.drain)
 	// A connection's config reads and writes are handled in the order it
@@ -111,6 +111,7 @@ func Register(s *rpc.Server, opts Options) {
 
 	rpc.Handle(s, "skills/list", u.skillsList)
 	rpc.Handle(s, "skills/config/write", u.skillsConfigWrite)
+	return &Service{u: u}
 }
 
 // connUtil is what one connection owns: its command/exec processes and
