@@ -3,6 +3,7 @@ package test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -246,7 +247,10 @@ model_reasoning_summary = "detailed"
 // The configuration reloads: the next thread there gets the trusted
 // project's sandbox.
 func TestThreadStartRecordsProjectTrust(t *testing.T) {
-	tmp := t.TempDir()
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	mk := func(parts ...string) string {
 		p := filepath.Join(append([]string{tmp}, parts...)...)
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -254,28 +258,44 @@ func TestThreadStartRecordsProjectTrust(t *testing.T) {
 		}
 		return p
 	}
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	repo := mk("repo")
-	mk("repo", ".git")
+	git(repo, "init", "-q")
 	deep := mk("repo", "sub", "deep")
 	other := mk("other")
-	mk("other", ".git")
+	git(other, "init", "-q")
 	rated := mk("rated")
-	mk("rated", ".git")
+	git(rated, "init", "-q")
+	self := mk("self")
+	git(self, "init", "-q")
+	selfIn := mk("self", "in")
 	plain := mk("plain")
-	mk("main", ".git", "worktrees", "wt")
-	mainRoot := filepath.Join(tmp, "main")
-	wt := mk("wt")
-	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(mainRoot, ".git", "worktrees", "wt")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mainRoot := mk("main")
+	git(mainRoot, "init", "-q")
+	git(mainRoot, "commit", "-q", "--allow-empty", "-m", "first")
+	wt := filepath.Join(tmp, "wt")
+	git(mainRoot, "worktree", "add", "-q", wt)
 	linked := mk("linked")
-	mk("linked", ".git")
+	git(linked, "init", "-q")
 	link := filepath.Join(tmp, "link")
 	if err := os.Symlink(linked, link); err != nil {
 		t.Fatal(err)
 	}
+	// Planted: a .git file naming the worktree's git directory, which
+	// does not name it back.
+	fake := mk("fake")
+	if err := os.WriteFile(filepath.Join(fake, ".git"), []byte("gitdir: "+filepath.Join(mainRoot, ".git", "worktrees", "wt")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
-	base := "# the user's own file\nmodel_provider = \"demo\" # keep\n\n[projects.\"" + rated + "\"]\ntrust_level = \"untrusted\"\n"
+	base := "# the user's own file\nmodel_provider = \"demo\" # keep\n\n[projects.\"" + rated + "\"]\ntrust_level = \"untrusted\"\n" +
+		"[projects.\"" + selfIn + "\"]\ntrust_level = \"trusted\"\n"
 	d := startScoped(t, base, Options{})
 	file := filepath.Join(d.Home, "config.toml")
 	base = readFile(t, file) // with the scope tests' tokens
@@ -295,6 +315,8 @@ func TestThreadStartRecordsProjectTrust(t *testing.T) {
 		{"sandbox": "workspace-write"},
 		{"cwd": plain, "sandbox": "danger-full-access"},
 		{"cwd": rated, "sandbox": "workspace-write"},
+		{"cwd": selfIn, "sandbox": "workspace-write"},
+		{"cwd": fake, "sandbox": "workspace-write"},
 	} {
 		start(admin, params)
 		if got := readFile(t, file); got != base {
@@ -339,6 +361,9 @@ func TestThreadStartRecordsProjectTrust(t *testing.T) {
 	start(dialAs(t, d2, operateToken, "operator"), map[string]any{"cwd": other, "sandbox": "workspace-write"})
 	if got := readFile(t, file2); got != conf {
 		t.Fatalf("an operate token's thread wrote config.toml:\n%s", got)
+	}
+	if strings.Contains(d2.Stderr(), "could not record") {
+		t.Fatal("an operate token's thread tried to record the project's trust")
 	}
 	start(dialAs(t, d2, adminToken, "admin"), map[string]any{"cwd": other})
 	if got, want := readFile(t, file2), conf+trusted(other); got != want {

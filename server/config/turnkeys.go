@@ -88,18 +88,18 @@ func applyTurnKeys(cfg *Config, fc *fileConfig) error {
 // ProjectTrust is the trust level configured for the project of cwd: the
 // entry for cwd itself (as given, then with its symbolic links
 // resolved), else for the root of the git repository holding it (the
-// nearest, then TrustRoot's: a linked worktree's main repository); ""
-// when there is none.
+// nearest directory with a .git entry, then TrustRoot's: a linked
+// worktree's main repository); "" when there is none.
 func (c *Config) ProjectTrust(cwd string) string {
 	if len(c.Projects) == 0 {
 		return ""
 	}
 	cwd = filepath.Clean(cwd)
-	candidates := []string{cwd}
+	candidates := []string{cwd, gitRoot(cwd)}
 	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		candidates = append(candidates, real)
+		candidates = append(candidates, real, gitRoot(real))
 	}
-	candidates = append(candidates, gitRoot(cwd), TrustRoot(cwd))
+	candidates = append(candidates, TrustRoot(cwd))
 	for _, dir := range candidates {
 		if level, ok := c.Projects[dir]; ok && dir != "" {
 			return level
@@ -109,37 +109,92 @@ func (c *Config) ProjectTrust(cwd string) string {
 }
 
 // TrustRoot is the directory a trust level for cwd is recorded under, as
-// the reference resolves it: the root of the git repository holding cwd,
-// symbolic links resolved; for a linked worktree (whose .git is a file
-// naming <repository>/.git/worktrees/<name>), the main repository's
-// root. "" when cwd is in no git repository.
+// the reference resolves it (through git): the root of the git repository
+// holding cwd, symbolic links resolved, and for a linked worktree the
+// main repository's root. "" when cwd is in no git repository. The .git
+// entry is checked as git would, since what it says decides which
+// directory is trusted and anything that can write in the workspace can
+// plant one: a .git directory must be a repository (HEAD, objects, refs);
+// a .git file must name one, or a worktree's directory whose commondir
+// is one and whose gitdir names this .git file back.
 func TrustRoot(cwd string) string {
 	dir, err := filepath.EvalSymlinks(cwd)
 	if err != nil {
 		return ""
 	}
 	root := gitRoot(dir)
-	if root == "" {
+	if root == "" || root == string(filepath.Separator) {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(root, ".git"))
-	if err != nil {
-		return root // a .git directory: the repository itself
+	dotGit := filepath.Join(root, ".git")
+	fi, err := os.Lstat(dotGit)
+	switch {
+	case err != nil:
+		return ""
+	case fi.IsDir():
+		if !isGitDir(dotGit) {
+			return ""
+		}
+		return root
+	case !fi.Mode().IsRegular():
+		return ""
 	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
+	gitDir := pathIn(dotGit, "gitdir:")
+	if gitDir == "" {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err != nil {
+		// A submodule, or a repository kept elsewhere: its own root.
+		if !isGitDir(gitDir) {
+			return ""
+		}
 		return root
 	}
-	gitDir = strings.TrimSpace(gitDir)
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(root, gitDir)
+	common := pathIn(filepath.Join(gitDir, "commondir"), "")
+	if common == "" || !isGitDir(common) || pathIn(filepath.Join(gitDir, "gitdir"), "") != dotGit {
+		return ""
 	}
-	worktrees := filepath.Dir(filepath.Clean(gitDir))
-	common := filepath.Dir(worktrees)
-	if filepath.Base(worktrees) != "worktrees" || filepath.Base(common) != ".git" {
-		return root // a submodule, or a worktree of a bare repository
+	if filepath.Base(common) != ".git" {
+		return root // a worktree of a bare repository
 	}
 	return filepath.Dir(common)
+}
+
+// pathIn reads the path a git pointer file holds (after prefix, relative
+// to the file's directory), with its symbolic links resolved; "" when the
+// file or the path is not there.
+func pathIn(file, prefix string) string {
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), prefix)
+	p = strings.TrimSpace(p)
+	if !ok || p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(file), p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return real
+}
+
+// isGitDir reports whether dir looks like a git directory to git: a HEAD
+// file, and objects and refs directories.
+func isGitDir(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // ThreadPolicies are the approval policy and sandbox a new thread in cwd

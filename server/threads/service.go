@@ -56,8 +56,10 @@ type service struct {
 	cwd     string
 	auth    *auth.Store
 	obs     Observer
-	// writeTrust is Options.TrustProject.
-	writeTrust func(r *rpc.Request, root string) error
+	// writeTrust is Options.TrustProject; trustFailed holds the
+	// projects whose trust it could not write (warned about once).
+	writeTrust  func(r *rpc.Request, root string) error
+	trustFailed sync.Map
 
 	threads *registry
 	// trim returns freed memory to the system when no turn runs.

@@ -126,12 +126,8 @@ func (sv *service) trustProject(r *rpc.Request, p *protocol.ThreadStartParams, s
 	if sv.writeTrust == nil || p.Cwd == nil || !r.Conn().Scope().Allows(scope.Admin) {
 		return
 	}
-	switch st.sandbox.Mode {
-	case policy.SandboxWorkspaceWrite, policy.SandboxDangerFullAccess, policy.SandboxExternal:
-	default:
-		if p.Sandbox == nil || *p.Sandbox == protocol.SandboxReadOnly {
-			return
-		}
+	if m := st.sandbox.Mode; m != policy.SandboxWorkspaceWrite && m != policy.SandboxDangerFullAccess {
+		return
 	}
 	if st.cfg.ProjectTrust(st.cwd) != "" {
 		return
@@ -141,7 +137,13 @@ func (sv *service) trustProject(r *rpc.Request, p *protocol.ThreadStartParams, s
 		return
 	}
 	if err := sv.writeTrust(r, root); err != nil {
-		r.Logger().Warn("could not record the project's trust in config.toml", zap.String("project", root), zap.Error(err))
+		// Once per project: a read-only home (a hardened service) would
+		// otherwise warn at every thread/start.
+		level := zap.DebugLevel
+		if _, seen := sv.trustFailed.LoadOrStore(root, true); !seen {
+			level = zap.WarnLevel
+		}
+		r.Logger().Log(level, "could not record the project's trust in config.toml", zap.String("project", root), zap.Error(err))
 		return
 	}
 	r.Logger().Debug("project trust recorded", zap.String("project", root))

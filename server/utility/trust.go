@@ -1,6 +1,12 @@
 package utility
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/agentd-dev/agentd/server/config"
 	"github.com/agentd-dev/agentd/server/configedit"
 	"github.com/agentd-dev/agentd/server/rpc"
@@ -26,15 +32,35 @@ func (s *Service) TrustProject(r *rpc.Request, root string) error {
 	if err != nil {
 		return err
 	}
-	if projects, ok := doc["projects"].(map[string]any); ok {
-		if project, ok := projects[root].(map[string]any); ok && project["trust_level"] != nil {
-			return nil
-		}
-	}
-	res, err := configedit.MergeTable(src, []string{"projects", root}, map[string]any{"trust_level": config.TrustTrusted})
-	if err != nil {
+	res, err := trustEdit(src, doc, root)
+	if err != nil || res == nil {
 		return err
 	}
 	_, err = u.commitConfig(r, u.configPath(), doc, res)
 	return err
+}
+
+// trustEdit is config.toml (src, parsed as doc) with root trusted; nil
+// when it rates root already. A root that config/value/write would refuse
+// as a key (the root comes from the file system, not from a client's
+// JSON), or an edit that would rewrite the user's file (its comments and
+// layout) rather than add to it, is an error: a thread/start does not do
+// that as a side effect.
+func trustEdit(src []byte, doc map[string]any, root string) (*configedit.Result, error) {
+	if projects, ok := doc["projects"].(map[string]any); ok {
+		if project, ok := projects[root].(map[string]any); ok && project["trust_level"] != nil {
+			return nil, nil
+		}
+	}
+	if len(root) > maxKeyPathBytes || !utf8.ValidString(root) || strings.IndexFunc(root, unicode.IsControl) >= 0 {
+		return nil, fmt.Errorf("the path %s cannot be a config.toml key", config.KeyText(root))
+	}
+	res, err := configedit.MergeTable(src, []string{"projects", root}, map[string]any{"trust_level": config.TrustTrusted})
+	if err != nil {
+		return nil, err
+	}
+	if !res.InPlace {
+		return nil, errors.New("config.toml's projects cannot be added to in place")
+	}
+	return res, nil
 }
