@@ -92,6 +92,9 @@ type Store struct {
 	stopped   context.Context
 	stopReads context.CancelCauseFunc
 
+	// reads caches parsed threads (readcache.go).
+	reads *readCache
+
 	mu sync.Mutex
 	// open holds the recorders this store created and that are not
 	// closed yet, by thread id.
@@ -115,7 +118,7 @@ func Open(home string, opts Options) (*Store, error) {
 	if opts.IndexRevalidate == 0 {
 		opts.IndexRevalidate = 2 * time.Second
 	}
-	s := &Store{home: home, opts: opts, open: map[string]*Recorder{}}
+	s := &Store{home: home, opts: opts, open: map[string]*Recorder{}, reads: newReadCache()}
 	s.stopped, s.stopReads = context.WithCancelCause(context.Background())
 	s.idx = newIndex(home, opts)
 	s.cfg = recorderConfig{
@@ -170,7 +173,10 @@ func (s *Store) ReadMeta(ctx context.Context, path string) (SessionMeta, error) 
 }
 
 // Close saves the index. Recorders are closed by their owners.
-func (s *Store) Close() error { return s.idx.close() }
+func (s *Store) Close() error {
+	s.reads.clear()
+	return s.idx.close()
+}
 
 func (s *Store) warn(msg string) {
 	if s.opts.OnWarning != nil {
@@ -303,18 +309,33 @@ func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*T
 	if opts.Limits == (Limits{}) {
 		opts.Limits = s.opts.Limits
 	}
-	t, err := ReadThread(ctx, loc.Path, opts)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notFound(threadID)
+	// The file's state is taken before it is read: one that grows
+	// meanwhile is cached with more than its state says, and read again
+	// next time.
+	key := readKey{path: loc.Path, runningTurnID: opts.RunningTurnID, limits: opts.Limits}
+	st, cacheable := stateOf(loc.Path)
+	cacheable = cacheable && opts.SkipHistory
+	t, hit := (*Thread)(nil), false
+	if cacheable {
+		t, hit = s.reads.get(key, st)
+	}
+	if !hit {
+		var err error
+		if t, err = ReadThread(ctx, loc.Path, opts); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, notFound(threadID)
+			}
+			return nil, err
 		}
-		return nil, err
+		for _, w := range t.Warnings {
+			s.warn(w)
+		}
+		if cacheable {
+			s.reads.put(key, st, t)
+		}
 	}
 	t.Archived = loc.Archived
 	s.idx.names.refresh()
 	t.Name = s.idx.names.nameOf(threadID, t.Name)
-	for _, w := range t.Warnings {
-		s.warn(w)
-	}
 	return t, nil
 }
