@@ -1,6 +1,9 @@
 package protocol
 
-import "reflect"
+import (
+	"encoding/json/jsontext"
+	"reflect"
+)
 
 // ThreadItem is one item of a turn, tagged by "type". Exactly one variant is
 // set. Every field of every variant is always written, nulls included
@@ -30,6 +33,10 @@ type ThreadItem struct {
 
 // MarshalJSON encodes the union (see union.go).
 func (it ThreadItem) MarshalJSON() ([]byte, error) { return marshalUnion(&it) }
+
+// MarshalJSONTo encodes the union into the encoder of the value it is
+// part of (see union_flat.go): a thread's turns hold thousands of items.
+func (it ThreadItem) MarshalJSONTo(enc *jsontext.Encoder) error { return marshalUnionTo(enc, &it) }
 
 // UnmarshalJSON decodes the union (see union.go).
 func (it *ThreadItem) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, it) }
@@ -511,6 +518,10 @@ type UserInput struct {
 
 // MarshalJSON encodes the union (see union.go).
 func (u UserInput) MarshalJSON() ([]byte, error) { return marshalUnion(&u) }
+
+// MarshalJSONTo encodes the union into its parent's encoder (see
+// union_flat.go).
+func (u UserInput) MarshalJSONTo(enc *jsontext.Encoder) error { return marshalUnionTo(enc, &u) }
 
 // UnmarshalJSON decodes the union (see union.go).
 func (u *UserInput) UnmarshalJSON(b []byte) error { return unmarshalUnion(b, u) }
