@@ -62,20 +62,29 @@ func Apply(src []byte, edits []Edit) (*Result, error) {
 		}
 		steps = append(steps, step{path: path, value: v, upsert: e.Upsert})
 	}
+	return settle(want, func() ([]byte, error) { return editText(src, steps) })
+}
+
+// settle is the result for the intended document want: the first of the
+// edited texts that reads back as exactly want, in place, or else want
+// written anew (its comments and layout lost).
+func settle(want map[string]any, texts ...func() ([]byte, error)) (*Result, error) {
 	res := &Result{Doc: want, Version: Version(want)}
-	if text, err := editText(src, steps); err == nil {
-		// Trust the text only if it reads back as exactly the intended
-		// document.
-		if got, err := Parse(text); err == nil && Equal(got, want) {
-			res.Text, res.InPlace = text, true
+	for _, text := range texts {
+		t, err := text()
+		if err != nil {
+			continue
+		}
+		if got, err := Parse(t); err == nil && Equal(got, want) {
+			res.Text, res.InPlace = t, true
 			return res, nil
 		}
 	}
-	text, err := toml.Marshal(want)
+	t, err := toml.Marshal(want)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEdit, err)
 	}
-	res.Text = text
+	res.Text = t
 	return res, nil
 }
 
@@ -171,25 +180,9 @@ func MergeTable(src []byte, path []string, values map[string]any) (*Result, erro
 	if err := applyDoc(want, path, v, true); err != nil {
 		return nil, err
 	}
-	res := &Result{Doc: want, Version: Version(want)}
-	if text, err := appendTable(src, path, v.(map[string]any)); err == nil {
-		if got, err := Parse(text); err == nil && Equal(got, want) {
-			res.Text, res.InPlace = text, true
-			return res, nil
-		}
-	}
-	if text, err := editText(src, []step{{path: path, value: v, upsert: true}}); err == nil {
-		if got, err := Parse(text); err == nil && Equal(got, want) {
-			res.Text, res.InPlace = text, true
-			return res, nil
-		}
-	}
-	text, err := toml.Marshal(want)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidEdit, err)
-	}
-	res.Text = text
-	return res, nil
+	return settle(want,
+		func() ([]byte, error) { return appendTable(src, path, v.(map[string]any)) },
+		func() ([]byte, error) { return editText(src, []step{{path: path, value: v, upsert: true}}) })
 }
 
 // appendTable is src with a [path] table of values after it, a blank line
