@@ -14,7 +14,10 @@ import (
 // "type" tag, the variant embedded, whose fields encoding/json promotes,
 // and the union's common fields), so a long list of items (a thread's
 // turns) is encoded in one pass. A keyed union, and a variant whose type
-// encodes itself, take marshalUnion's way.
+// encodes itself, take marshalUnion's way. Like List's MarshalJSONTo, it
+// takes the options of the encoder it writes into: encode protocol values
+// with encoding/json (v1), as the server does; encoding/json/v2's Marshal
+// would apply v2's rules to the variant's fields (invalid UTF-8 refused).
 func marshalUnionTo(enc *jsontext.Encoder, u any) error {
 	v := reflect.ValueOf(u).Elem()
 	s := ShapeOf(v.Type())
@@ -57,8 +60,9 @@ type flatKey struct {
 }
 
 // flatType is the struct type that encodes variant i of the tagged union
-// type t flat, or nil when its type has JSON methods of its own (which
-// an embedded field would not call).
+// type t flat, or nil when there can be none: the variant's type has JSON
+// methods of its own (which an embedded field would not call), or any
+// method (reflect.StructOf cannot embed it after another field).
 func flatType(t reflect.Type, s *Shape, i int) reflect.Type {
 	k := flatKey{t, i}
 	if ft, ok := flatTypes.Load(k); ok {
@@ -67,7 +71,7 @@ func flatType(t reflect.Type, s *Shape, i int) reflect.Type {
 	}
 	vt := t.Field(s.Variants[i].Index).Type // a pointer to a struct
 	var ft reflect.Type
-	if !encodesItself(vt) && !encodesItself(vt.Elem()) {
+	if !encodesItself(vt) && !encodesItself(vt.Elem()) && vt.NumMethod() == 0 {
 		fields := []reflect.StructField{
 			{Name: "Type__", Type: reflect.TypeFor[string](), Tag: `json:"type"`},
 			{Name: vt.Elem().Name(), Type: vt, Anonymous: true},
@@ -76,10 +80,21 @@ func flatType(t reflect.Type, s *Shape, i int) reflect.Type {
 			sf := t.Field(f.Index)
 			fields = append(fields, reflect.StructField{Name: sf.Name, Type: sf.Type, Tag: sf.Tag})
 		}
-		ft = reflect.StructOf(fields)
+		ft = structOf(fields)
 	}
 	flatTypes.Store(k, ft)
 	return ft
+}
+
+// structOf is reflect.StructOf, nil where it would panic: a type it
+// cannot make encodes the slower way rather than stopping the daemon.
+func structOf(fields []reflect.StructField) (t reflect.Type) {
+	defer func() {
+		if recover() != nil {
+			t = nil
+		}
+	}()
+	return reflect.StructOf(fields)
 }
 
 func encodesItself(t reflect.Type) bool {

@@ -23,7 +23,7 @@ const (
 	// readCacheBudget bounds the sizes of the files kept, together.
 	// The parsed turns take about as much memory as their file.
 	readCacheBudget = 32 << 20
-	// readCacheIdle is how long the cache lasts once unused: an idle
+	// readCacheIdle is how long an entry lasts once unused: an idle
 	// daemon gives its memory back.
 	readCacheIdle = 30 * time.Second
 )
@@ -92,6 +92,7 @@ func (c *readCache) get(k readKey, st fileState) (*Thread, bool) {
 		return nil, false
 	}
 	e.used = c.now()
+	c.sweepLocked()
 	c.armLocked()
 	t := *e.t
 	return &t, true
@@ -122,7 +123,20 @@ func (c *readCache) put(k readKey, st fileState, t *Thread) {
 	cp := *t
 	c.entries[k] = &readEntry{state: st, t: &cp, used: c.now()}
 	c.bytes += st.size
+	c.sweepLocked()
 	c.armLocked()
+}
+
+// sweepLocked drops the entries unused for readCacheIdle: the idle timer
+// only fires once the whole cache is unused, and an entry whose file is
+// gone, moved or grown is never asked for again.
+func (c *readCache) sweepLocked() {
+	cutoff := c.now().Add(-readCacheIdle)
+	for k, e := range c.entries {
+		if !e.used.After(cutoff) {
+			c.dropLocked(k, e)
+		}
+	}
 }
 
 func (c *readCache) dropLocked(k readKey, e *readEntry) {
@@ -143,12 +157,7 @@ func (c *readCache) armLocked() {
 func (c *readCache) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cutoff := c.now().Add(-readCacheIdle)
-	for k, e := range c.entries {
-		if !e.used.After(cutoff) {
-			c.dropLocked(k, e)
-		}
-	}
+	c.sweepLocked()
 	if len(c.entries) > 0 {
 		c.idle.Reset(readCacheIdle)
 	}

@@ -75,6 +75,13 @@ func TestStoreReadCache(t *testing.T) {
 	if !e.Archived || len(e.Turns) != 201 || &e.Turns[0] == &c.Turns[0] {
 		t.Fatalf("archived: %v, %d turns, shared %v", e.Archived, len(e.Turns), &e.Turns[0] == &c.Turns[0])
 	}
+	if f := read(turns); !f.Archived || &f.Turns[0] != &e.Turns[0] {
+		t.Fatalf("archived, from the cache: %v, shared %v", f.Archived, &f.Turns[0] == &e.Turns[0])
+	}
+	// Other limits are another read.
+	if g := read(ReadOptions{SkipHistory: true, Limits: Limits{MaxLineBytes: 1 << 20}}); &g.Turns[0] == &e.Turns[0] {
+		t.Fatal("a read with other limits came from the cache")
+	}
 }
 
 // The cache keeps within its budget, dropping the least recently used
@@ -114,6 +121,19 @@ func TestReadCacheBudgetAndIdle(t *testing.T) {
 	c.put(key(9), fileState{size: readCacheMinFile - 1}, th)
 	if _, ok := c.entries[key(9)]; ok {
 		t.Fatal("a small file was cached")
+	}
+	// An entry unused for readCacheIdle goes at the next use of another,
+	// and all of them once the cache is unused.
+	now = now.Add(readCacheIdle - time.Second)
+	if _, ok := c.get(key(3), state(3)); !ok {
+		t.Fatal("entry 3 missing")
+	}
+	now = now.Add(2 * time.Second)
+	if _, ok := c.get(key(3), state(3)); !ok {
+		t.Fatal("entry 3 missing")
+	}
+	if _, ok := c.entries[key(0)]; ok || len(c.entries) != 1 || c.bytes != size {
+		t.Fatalf("entries unused for %v kept while another was used: %d left, %d bytes", readCacheIdle, len(c.entries), c.bytes)
 	}
 	now = now.Add(readCacheIdle + time.Second)
 	c.expire()

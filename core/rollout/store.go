@@ -313,8 +313,11 @@ func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*T
 	// meanwhile is cached with more than its state says, and read again
 	// next time.
 	key := readKey{path: loc.Path, runningTurnID: opts.RunningTurnID, limits: opts.Limits}
-	st, cacheable := stateOf(loc.Path)
-	cacheable = cacheable && opts.SkipHistory
+	var st fileState
+	cacheable := false
+	if opts.SkipHistory {
+		st, cacheable = stateOf(loc.Path)
+	}
 	t, hit := (*Thread)(nil), false
 	if cacheable {
 		t, hit = s.reads.get(key, st)
