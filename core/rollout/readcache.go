@@ -68,7 +68,8 @@ type readCache struct {
 	mu      sync.Mutex
 	entries map[readKey]*readEntry
 	bytes   int64
-	// idle empties the cache readCacheIdle after its last use.
+	// idle sweeps the cache readCacheIdle after its last use (get and
+	// put sweep it too).
 	idle *time.Timer
 	// now is time.Now; tests replace it.
 	now func() time.Time

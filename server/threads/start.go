@@ -146,5 +146,5 @@ func (sv *service) trustProject(r *rpc.Request, p *protocol.ThreadStartParams, s
 		r.Logger().Log(level, "could not record the project's trust in config.toml", zap.String("project", root), zap.Error(err))
 		return
 	}
-	r.Logger().Debug("project trust recorded", zap.String("project", root))
+	r.Logger().Info("project trust recorded in config.toml", zap.String("project", root))
 }
