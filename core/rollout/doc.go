@@ -78,11 +78,12 @@
 // Failures are *FileError values: the path apart from the reason, so that
 // a server can cut a client's path when it echoes it.
 //
-// A Store keeps the threads of large files (256 KiB and more) it read
+// A Store keeps the threads of large files (256 KiB and more) it read,
 // without their history, 32 MiB of files at most, for as long as each
 // file's device, inode, size and modification time stay as they were
-// and for 30 s after their last use (readcache.go): a client that pages
-// through a long thread or polls it costs one parse, not one per request.
+// and for 30 s after their last use (readcache.go), and answers reads
+// without history from them: a client that resumes a long thread, then
+// pages through it or polls it, costs one parse, not one per request.
 //
 // Archived threads move to <home>/archived_sessions/ flat, keeping their
 // file name; the name carries the creation date, so unarchiving puts the

@@ -14,8 +14,9 @@ import (
 // the file once rather than at every request. A file is "as it was" when
 // its device, inode, size and modification time are: rollouts only grow,
 // and a file moved (archived) or replaced has another path or inode.
-// Reads with the history (loading a thread, forking it) are not cached:
-// their history goes on to a session that appends to it.
+// Reads with the history (loading a thread, forking it) are not answered
+// from it, their history going on to a session that appends to it; what
+// they parsed is kept without the history.
 const (
 	// readCacheMinFile is the smallest file kept: a smaller one is
 	// parsed faster than a cache is worth.
@@ -122,6 +123,7 @@ func (c *readCache) put(k readKey, st fileState, t *Thread) {
 		c.dropLocked(oldest, oe)
 	}
 	cp := *t
+	cp.History = nil
 	c.entries[k] = &readEntry{state: st, t: &cp, used: c.now()}
 	c.bytes += st.size
 	c.sweepLocked()

@@ -38,9 +38,15 @@ func TestStoreReadCache(t *testing.T) {
 	if len(a.Turns) != 200 || &a.Turns[0] != &b.Turns[0] {
 		t.Fatalf("second read not from the cache: %d turns, shared %v", len(a.Turns), &a.Turns[0] == &b.Turns[0])
 	}
-	if full := read(ReadOptions{}); &full.Turns[0] == &a.Turns[0] || len(full.History) == 0 {
+	full := read(ReadOptions{})
+	if &full.Turns[0] == &a.Turns[0] || len(full.History) == 0 {
 		t.Fatal("a read with the history came from the cache")
 	}
+	// What it parsed is kept, without the history.
+	if kept := read(turns); &kept.Turns[0] != &full.Turns[0] || kept.History != nil {
+		t.Fatalf("after a read with the history: shared %v, %d history items", &kept.Turns[0] == &full.Turns[0], len(kept.History))
+	}
+	a = read(turns)
 	if running := read(ReadOptions{SkipHistory: true, RunningTurnID: "turn-0199"}); &running.Turns[0] == &a.Turns[0] {
 		t.Fatal("a read with a running turn came from the cache of one without")
 	}

@@ -311,15 +311,13 @@ func (s *Store) Read(ctx context.Context, threadID string, opts ReadOptions) (*T
 	}
 	// The file's state is taken before it is read: one that grows
 	// meanwhile is cached with more than its state says, and read again
-	// next time.
+	// next time. A read with the history is not answered from the cache,
+	// but what it parsed is kept without the history: the pages a client
+	// asks for after a resume need no parse of their own.
 	key := readKey{path: loc.Path, runningTurnID: opts.RunningTurnID, limits: opts.Limits}
-	var st fileState
-	cacheable := false
-	if opts.SkipHistory {
-		st, cacheable = stateOf(loc.Path)
-	}
+	st, cacheable := stateOf(loc.Path)
 	t, hit := (*Thread)(nil), false
-	if cacheable {
+	if cacheable && opts.SkipHistory {
 		t, hit = s.reads.get(key, st)
 	}
 	if !hit {
