@@ -236,3 +236,27 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkFindUnindexed finds a thread the index does not know yet (a
+// fork's copy, a thread unloaded before any thread/list) in a day of
+// 5,000 threads: named after its id's time, and named otherwise (going
+// through the directory).
+func BenchmarkFindUnindexed(b *testing.B) {
+	s, home := openStore(b, Options{})
+	for i := range 5000 {
+		writeThreadFile(b, home, testMeta(uuid7At(baseTime, 100+i), baseTime), 0, "")
+	}
+	named := uuid7At(baseTime.Add(time.Minute), 1)
+	writeThreadFile(b, home, testMeta(named, baseTime.Add(time.Minute)), 0, "")
+	other := uuid7At(baseTime, 2)
+	writeThreadFile(b, home, testMeta(other, baseTime.Add(time.Hour)), 0, "")
+	for _, bc := range []struct{ name, id string }{{"by-name", named}, {"by-directory", other}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Find(bc.id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -378,3 +378,43 @@ func TestLongNamesInTheSessionIndex(t *testing.T) {
 		t.Fatalf("a name longer than the index's reader takes: %v", err)
 	}
 }
+
+// Find takes a thread whose file is named after its id's time (the
+// second of it, or the one after, as when the id was made at the end of
+// a second) straight from its name; one named otherwise is found by
+// going through the day's directory, among many others, the first of
+// its names when there are two, and never a file without the rollout
+// prefix.
+func TestFindByNameAndInACrowdedDay(t *testing.T) {
+	s, home := openStore(t, Options{})
+	at := baseTime.Truncate(time.Second).Add(999 * time.Millisecond)
+	for i := range 300 {
+		writeThreadFile(t, home, testMeta(uuid7At(baseTime, 100+i), baseTime), 0, "")
+	}
+	next := uuid7At(at, 1) // made at .999, its file named a second later
+	pNext := writeThreadFile(t, home, testMeta(next, at.Add(time.Millisecond)), 1, "")
+	if loc, err := s.Find(next); err != nil || loc.Path != pNext {
+		t.Fatalf("Find(a file named the next second) = %+v, %v", loc, err)
+	}
+	later := uuid7At(baseTime, 2) // its file named an hour later
+	pLater := writeThreadFile(t, home, testMeta(later, baseTime.Add(time.Hour)), 1, "")
+	if loc, err := s.Find(later); err != nil || loc.Path != pLater {
+		t.Fatalf("Find(a file named an hour later) = %+v, %v", loc, err)
+	}
+	// A second file of the same thread, named earlier, comes first; a
+	// name without the prefix is not a rollout.
+	earlier := filepath.Join(filepath.Dir(pLater), FileName(baseTime.Add(-time.Hour), later))
+	if err := os.WriteFile(earlier, must(os.ReadFile(pLater)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := s.Find(later); err != nil || loc.Path != earlier {
+		t.Fatalf("Find(two files) = %+v, %v; want %s", loc, err, earlier)
+	}
+	stray := uuid7At(baseTime, 3)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(pLater), "copy-"+stray+fileSuffix), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Find(stray); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Find(no rollout prefix) = %v", err)
+	}
+}

@@ -12,6 +12,8 @@
 //	long turn     one turn of D deltas in M items: RSS over time
 //	loaded        memory of L loaded, idle threads
 //	bad network   one client at 10 KB/s and 200 ms, the others unslowed
+//	soak          C cycles of start, turn, read, fork, resume: RSS, open
+//	              files and OS threads over them (agentd only)
 //
 // It never fails on a number. It fails (exit 1) when agentd loses,
 // duplicates or reorders an authoritative event (turn/started,
@@ -72,6 +74,7 @@ type sizes struct {
 	longItems      int
 	longRate       int
 	loaded         int
+	soak           int
 	badSubs        int
 	badRate        int
 	badSeconds     float64
@@ -81,7 +84,7 @@ type sizes struct {
 
 // full are the sizes (-full).
 var full = sizes{conns: 10_000, fanout: []fanoutCase{{1000, 100}, {1000, 1000}, {100, 200}}, turns: 256,
-	threads: 100_000, longDeltas: 200_000, longItems: 2_000, loaded: 1_000}
+	threads: 100_000, longDeltas: 200_000, longItems: 2_000, loaded: 1_000, soak: 5_000}
 
 // scaled returns the sizes with every count multiplied by f (rates,
 // durations and per-turn sizes kept), for the reference, which is slower.
@@ -101,11 +104,12 @@ func (s sizes) scaled(f float64) sizes {
 	out.longDeltas = n(s.longDeltas, 100)
 	out.longItems = n(s.longItems, 1)
 	out.loaded = n(s.loaded, 10)
+	out.soak = n(s.soak, 10)
 	out.badSubs = n(s.badSubs, 2)
 	return out
 }
 
-var allScenarios = []string{"conns", "fanout", "turns", "history", "long", "loaded", "badnet"}
+var allScenarios = []string{"conns", "fanout", "turns", "history", "long", "loaded", "badnet", "soak"}
 
 func runHarness(args []string) int {
 	fs := flag.NewFlagSet("agentd-load", flag.ContinueOnError)
@@ -133,6 +137,7 @@ func runHarness(args []string) int {
 	fs.IntVar(&sz.longItems, "long-items", 200, "long turn: items")
 	fs.IntVar(&sz.longRate, "long-rate", 0, "long turn: deltas a second (the mock waits 1/rate between them, at least its timer's resolution); 0: unpaced, as fast as the daemon reads")
 	fs.IntVar(&sz.loaded, "loaded", 1_000, "loaded: idle loaded threads")
+	fs.IntVar(&sz.soak, "soak", 500, "soak: cycles of start, turn, read, fork and resume (agentd only)")
 	fs.IntVar(&sz.badSubs, "bad-subs", 50, "bad network: subscribers besides the slow one")
 	fs.IntVar(&sz.badRate, "bad-rate", 1000, "bad network: deltas per second")
 	fs.Float64Var(&sz.badSeconds, "bad-seconds", 1, "bad network: seconds of deltas per turn")
@@ -229,6 +234,9 @@ func applyFull(sz sizes, set map[string]bool) sizes {
 	}
 	if !set["long-items"] {
 		sz.longItems = full.longItems
+	}
+	if !set["soak"] {
+		sz.soak = full.soak
 	}
 	return sz
 }
@@ -401,6 +409,9 @@ func (h *harness) runTarget(t *target, sz sizes, scen map[string]bool, fails *fa
 	}
 	if scen["badnet"] {
 		r.badNetwork()
+	}
+	if scen["soak"] {
+		r.soak()
 	}
 	return r.res
 }
