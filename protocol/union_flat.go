@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"encoding/json/jsontext"
 	jsonv2 "encoding/json/v2"
 	"reflect"
@@ -60,9 +59,9 @@ type flatKey struct {
 }
 
 // flatType is the struct type that encodes variant i of the tagged union
-// type t flat, or nil when there can be none: the variant's type has JSON
-// methods of its own (which an embedded field would not call), or any
-// method (reflect.StructOf cannot embed it after another field).
+// type t flat, or nil when there can be none: the variant's type has
+// methods (JSON methods of its own, which an embedded field would not
+// call; or any, which reflect.StructOf cannot embed after another field).
 func flatType(t reflect.Type, s *Shape, i int) reflect.Type {
 	k := flatKey{t, i}
 	if ft, ok := flatTypes.Load(k); ok {
@@ -71,7 +70,7 @@ func flatType(t reflect.Type, s *Shape, i int) reflect.Type {
 	}
 	vt := t.Field(s.Variants[i].Index).Type // a pointer to a struct
 	var ft reflect.Type
-	if !encodesItself(vt) && !encodesItself(vt.Elem()) && vt.NumMethod() == 0 {
+	if vt.NumMethod() == 0 { // a pointer's methods include its element's
 		fields := []reflect.StructField{
 			{Name: "Type__", Type: reflect.TypeFor[string](), Tag: `json:"type"`},
 			{Name: vt.Elem().Name(), Type: vt, Anonymous: true},
@@ -95,9 +94,4 @@ func structOf(fields []reflect.StructField) (t reflect.Type) {
 		}
 	}()
 	return reflect.StructOf(fields)
-}
-
-func encodesItself(t reflect.Type) bool {
-	return t.Implements(reflect.TypeFor[json.Marshaler]()) || t.Implements(reflect.TypeFor[jsonv2.MarshalerTo]()) ||
-		t.Implements(reflect.TypeFor[jsonv2.Marshaler]())
 }

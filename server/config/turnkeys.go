@@ -97,9 +97,9 @@ func (c *Config) ProjectTrust(cwd string) string {
 	cwd = filepath.Clean(cwd)
 	candidates := []string{cwd, gitRoot(cwd)}
 	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		candidates = append(candidates, real, gitRoot(real))
+		root := gitRoot(real)
+		candidates = append(candidates, real, root, trustRootOf(root))
 	}
-	candidates = append(candidates, TrustRoot(cwd))
 	for _, dir := range candidates {
 		if level, ok := c.Projects[dir]; ok && dir != "" {
 			return level
@@ -122,7 +122,12 @@ func TrustRoot(cwd string) string {
 	if err != nil {
 		return ""
 	}
-	root := gitRoot(dir)
+	return trustRootOf(gitRoot(dir))
+}
+
+// trustRootOf is TrustRoot for root, the nearest directory with a .git
+// entry at or above a cwd whose symbolic links are resolved ("": none).
+func trustRootOf(root string) string {
 	if root == "" || root == string(filepath.Separator) {
 		return ""
 	}
